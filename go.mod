@@ -1,0 +1,5 @@
+module github.com/zksim/zksim
+
+go 1.26
+
+require github.com/go-zookeeper/zk v1.0.4
