@@ -1,0 +1,51 @@
+// Package zktest is a conformance suite for ZooKeeper sessions, in the spirit
+// of testing/fstest: scenarios written once against a Target, which any
+// implementation — the in-memory zkfake or a real ensemble reached through
+// go-zookeeper — can run. Every expected value is the one ZooKeeper 3.8 gives.
+package zktest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zksim/zksim/recipe"
+)
+
+// Target is one ZooKeeper implementation the suite can run against.
+type Target interface {
+	// Run runs body as a subtest named name, in an isolated environment:
+	// for the fake a new server inside a testing/synctest bubble, for a real
+	// ensemble a fresh base path that no other scenario uses.
+	Run(t *testing.T, name string, body func(t *testing.T, env Env))
+}
+
+// Env is what a scenario sees of its target.
+type Env interface {
+	// Connect opens a new session with the requested timeout and returns
+	// once the session is established (StateHasSession seen). The session is
+	// closed when the test ends.
+	Connect(t testing.TB, timeout time.Duration) (recipe.Conn, <-chan zk.Event)
+	// Base is an existing persistent znode, empty and owned by this scenario,
+	// under which the scenario creates what it needs ("/" is never used).
+	Base() string
+	// Real reports whether the target is a real ensemble. Scenarios must not
+	// branch on it to change an expected value; it exists for logging and for
+	// choosing how long to wait for things that take real time there.
+	Real() bool
+}
+
+// Expirer is implemented by environments that can force a session to expire.
+// On the fake the server expires it at once; on a real ensemble the client's
+// traffic is held (through a loopback proxy) past the session timeout.
+// The client learns of the expiry at its next contact with the server.
+type Expirer interface {
+	Expire(t testing.TB, conn recipe.Conn)
+}
+
+// Partitioner is implemented by environments that can cut a client off from
+// the server and heal it again.
+type Partitioner interface {
+	Partition(t testing.TB, conn recipe.Conn)
+	Heal(t testing.TB, conn recipe.Conn)
+}
