@@ -1,7 +1,3 @@
-// Package zktest is a conformance suite for ZooKeeper sessions, in the spirit
-// of testing/fstest: scenarios written once against a Target, which any
-// implementation — the in-memory zkfake or a real ensemble reached through
-// go-zookeeper — can run. Every expected value is the one ZooKeeper 3.8 gives.
 package zktest
 
 import (
@@ -38,7 +34,8 @@ type Env interface {
 // Expirer is implemented by environments that can force a session to expire.
 // On the fake the server expires it at once; on a real ensemble the client's
 // traffic is held (through a loopback proxy) past the session timeout.
-// The client learns of the expiry at its next contact with the server.
+// When Expire returns the server has expired the session (its ephemerals are
+// gone); the client learns of the expiry at its next contact with the server.
 type Expirer interface {
 	Expire(t testing.TB, conn recipe.Conn)
 }
@@ -48,4 +45,11 @@ type Expirer interface {
 type Partitioner interface {
 	Partition(t testing.TB, conn recipe.Conn)
 	Heal(t testing.TB, conn recipe.Conn)
+}
+
+// Ticker is implemented by environments that know the server's tickTime.
+// ZooKeeper clamps every negotiated session timeout to 2..20 ticks, which a
+// scenario can only check when it knows the tick.
+type Ticker interface {
+	TickTime() time.Duration
 }
