@@ -93,9 +93,9 @@ type realEnv struct {
 	links  map[recipe.Conn]*link
 }
 
-func (e *realEnv) Base() string               { return e.base }
-func (e *realEnv) Real() bool                 { return true }
-func (e *realEnv) TickTime() time.Duration    { return e.target.tick }
+func (e *realEnv) Base() string                          { return e.base }
+func (e *realEnv) Real() bool                            { return true }
+func (e *realEnv) TickTime() time.Duration               { return e.target.tick }
 func (e *realEnv) Partition(t testing.TB, c recipe.Conn) { e.link(t, c).cut() }
 func (e *realEnv) Heal(t testing.TB, c recipe.Conn)      { e.link(t, c).heal() }
 

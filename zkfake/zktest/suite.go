@@ -24,6 +24,8 @@ func Scenarios() []Scenario {
 		treeScenarios,
 		statScenarios,
 		sequenceScenarios,
+		errorScenarios,
+		multiScenarios,
 	} {
 		all = append(all, group...)
 	}
