@@ -1,0 +1,145 @@
+package zkfake
+
+import (
+	"crypto/sha1"
+	"encoding/base64"
+	"net"
+	"strconv"
+	"strings"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// authID is one identity a session has proved, as ZooKeeper's Id: a scheme
+// and an id within it ("ip"/"127.0.0.1", "digest"/"user:base64(sha1)").
+type authID struct {
+	scheme, id string
+}
+
+// clientIP is the address every fake session connects from, so "ip" ACLs
+// behave as they do for a client on loopback.
+const clientIP = "127.0.0.1"
+
+// digestID turns "user:password" into the id ZooKeeper's digest scheme
+// stores: "user:" + base64(sha1("user:password")).
+// Like the server, it takes the whole string as the user when there is no
+// colon.
+func digestID(userPassword string) string {
+	user, _, _ := strings.Cut(userPassword, ":")
+	sum := sha1.Sum([]byte(userPassword))
+	return user + ":" + base64.StdEncoding.EncodeToString(sum[:])
+}
+
+// checkACL reports whether a session with ids may do perm on a node with acl,
+// as ZooKeeper's checkACL decides: the super user is not modelled, an empty
+// ACL list allows everything, and any matching entry with the bit grants it.
+func checkACL(acl []zk.ACL, perm int32, ids []authID) error {
+	if len(acl) == 0 {
+		return nil
+	}
+	for _, a := range acl {
+		if a.Perms&perm == 0 {
+			continue
+		}
+		switch a.Scheme {
+		case "world":
+			if a.ID == "anyone" {
+				return nil
+			}
+		case "ip":
+			if ipMatches(a.ID, clientIP) {
+				return nil
+			}
+		default:
+			for _, id := range ids {
+				if id.scheme == a.Scheme && id.id == a.ID {
+					return nil
+				}
+			}
+		}
+	}
+	return zk.ErrNoAuth
+}
+
+// ipMatches implements the ip scheme: an address, or an address with a
+// prefix length.
+func ipMatches(pattern, addr string) bool {
+	ip := net.ParseIP(addr)
+	if _, network, err := net.ParseCIDR(pattern); err == nil {
+		return network.Contains(ip)
+	}
+	p := net.ParseIP(pattern)
+	return p != nil && p.Equal(ip)
+}
+
+// fixupACL validates an ACL list given to create or setACL and expands the
+// "auth" scheme into the session's authenticated ids, as ZooKeeper's
+// PrepRequestProcessor.fixupACL does.
+func fixupACL(acl []zk.ACL, ids []authID) ([]zk.ACL, error) {
+	if len(acl) == 0 {
+		return nil, zk.ErrInvalidACL
+	}
+	var out []zk.ACL
+	seen := map[zk.ACL]bool{}
+	add := func(a zk.ACL) {
+		if !seen[a] {
+			seen[a] = true
+			out = append(out, a)
+		}
+	}
+	for _, a := range acl {
+		switch a.Scheme {
+		case "world":
+			if a.ID != "anyone" {
+				return nil, zk.ErrInvalidACL
+			}
+			add(a)
+		case "auth":
+			found := false
+			for _, id := range ids {
+				if id.scheme == "ip" {
+					continue // the ip id is not an authenticated identity
+				}
+				add(zk.ACL{Perms: a.Perms, Scheme: id.scheme, ID: id.id})
+				found = true
+			}
+			if !found {
+				return nil, zk.ErrInvalidACL
+			}
+		case "digest":
+			// The server splits the id at ':' and wants two parts (Java's
+			// split drops a trailing empty part, so "user:" has one).
+			if _, digest, _ := strings.Cut(a.ID, ":"); strings.Count(a.ID, ":") != 1 || digest == "" {
+				return nil, zk.ErrInvalidACL
+			}
+			add(a)
+		case "ip":
+			if !validIPPattern(a.ID) {
+				return nil, zk.ErrInvalidACL
+			}
+			add(a)
+		default:
+			return nil, zk.ErrInvalidACL
+		}
+	}
+	return out, nil
+}
+
+// validIPPattern accepts what ZooKeeper's IPAuthenticationProvider accepts:
+// an IPv4 or IPv6 address, optionally with a prefix length.
+func validIPPattern(id string) bool {
+	addr, bits, hasBits := strings.Cut(id, "/")
+	ip := net.ParseIP(addr)
+	if ip == nil {
+		return false
+	}
+	if !hasBits {
+		return true
+	}
+	n, err := strconv.Atoi(bits)
+	max := 128
+	if ip.To4() != nil {
+		max = 32
+	}
+	return err == nil && n >= 0 && n <= max
+}

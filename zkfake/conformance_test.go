@@ -1,0 +1,14 @@
+package zkfake_test
+
+import (
+	"testing"
+
+	"github.com/zksim/zksim/zkfake"
+	"github.com/zksim/zksim/zkfake/zktest"
+)
+
+// TestConformance runs the whole conformance suite against the fake. The
+// same scenarios run against a real ensemble in package zkfake/ensemble.
+func TestConformance(t *testing.T) {
+	zktest.Run(t, zkfake.NewTarget())
+}

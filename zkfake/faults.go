@@ -1,0 +1,176 @@
+package zkfake
+
+import (
+	"strings"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// Partition cuts the client off from the server, both ways. Nothing is
+// visible at first — requests sent now wait for their replies — until the
+// client's read deadline passes (two thirds of the session timeout, as in
+// go-zookeeper): then it reports StateDisconnected, the waiting requests fail
+// with zk.ErrConnectionClosed, and it tries to reconnect every second,
+// failing the requests queued meanwhile with zk.ErrNoServer. The server
+// hears nothing from the session either and expires it once the session
+// timeout has passed since the partition began.
+func (c *Conn) Partition() {
+	s := c.srv
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c.partitioned || (c.link != linkUp && c.link != linkDown) {
+		return
+	}
+	c.partitioned = true
+	s.log.add(Record{Kind: RecordFault, Session: c.session, Op: "partition"})
+	if c.link != linkUp {
+		return
+	}
+	c.link = linkCut
+	if s.conns[c.session] == c {
+		s.armExpiry(c.session, c.timeout)
+	}
+	c.notice = time.AfterFunc(c.timeout*2/3, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		c.notice = nil
+		if c.link == linkCut {
+			c.dropLink(zk.ErrConnectionClosed)
+			c.reconnect()
+		}
+	})
+}
+
+// Heal ends a partition. If the client had not noticed it yet, the
+// connection simply carries on and the requests it held get their replies.
+// Otherwise the client gets through at its next reconnect attempt (within a
+// second): its session resumes if the server has not expired it meanwhile,
+// and if it has, the client sees StateExpired and starts a new session.
+func (c *Conn) Heal() {
+	s := c.srv
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !c.partitioned {
+		return
+	}
+	c.partitioned = false
+	s.log.add(Record{Kind: RecordFault, Session: c.session, Op: "heal"})
+	if c.link != linkCut {
+		return
+	}
+	if c.notice != nil {
+		c.notice.Stop()
+		c.notice = nil
+	}
+	if s.conns[c.session] != c {
+		// Expired meanwhile: the client learns it now.
+		c.dropLink(zk.ErrConnectionClosed)
+		c.reconnect()
+		return
+	}
+	s.disarmExpiry(c.session)
+	c.link = linkUp
+	c.wake()
+}
+
+// Crash makes the client stop as a crashed process does: it never talks to
+// the server again, and the server expires its session once the timeout
+// has passed. So that the crashed client's goroutines can end, its blocked
+// and future calls return zk.ErrConnectionClosed, its watch channels get
+// EventNotWatching, and its event channel is closed.
+func (c *Conn) Crash() {
+	s := c.srv
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.log.add(Record{Kind: RecordFault, Session: c.session, Op: "crash"})
+	c.crash()
+}
+
+// ReplyLoss chooses requests to lose. A lost request or reply looks the
+// same to the client: the call fails with zk.ErrConnectionClosed, and the
+// connection drops and comes back at once with the session intact.
+type ReplyLoss struct {
+	// Op is the request kind: "create", "createContainer", "createTTL",
+	// "delete", "setData", "setACL", "multi", "exists", "getData",
+	// "getChildren", "getACL", "sync". Empty matches every kind.
+	Op string
+	// PathPrefix, if set, matches requests whose path starts with it.
+	PathPrefix string
+	// SessionID, if set, matches requests of that session only.
+	SessionID int64
+	// Nth, if set, loses only the nth matching request (counting from 1);
+	// zero loses every matching request.
+	Nth int
+	// Applied chooses where the loss happens: true applies the request and
+	// loses its reply (a create then leaves a "ghost" node the client does
+	// not know it made); false loses the request before it reaches the
+	// server.
+	Applied bool
+}
+
+type lossPoint uint8
+
+const (
+	lossNone lossPoint = iota
+	lossBeforeApply
+	lossAfterApply
+)
+
+type lossRule struct {
+	ReplyLoss
+	seen    int
+	removed bool
+}
+
+type lossRules struct {
+	rules []*lossRule
+	rate  float64
+}
+
+// LoseReplies adds a rule that loses requests or replies. It returns a
+// function that removes the rule.
+func (s *Server) LoseReplies(rule ReplyLoss) (remove func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := &lossRule{ReplyLoss: rule}
+	s.losses.rules = append(s.losses.rules, r)
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		r.removed = true
+	}
+}
+
+// LoseRandomReplies loses each request with probability rate (0 turns it
+// off), half of them before and half after they apply, drawing from the
+// server's seeded generator so a run replays exactly.
+func (s *Server) LoseRandomReplies(rate float64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.losses.rate = rate
+}
+
+// match decides the fate of one request. Called with s.mu held.
+func (l *lossRules) match(s *Server, c *Conn, op, path string) lossPoint {
+	for _, r := range l.rules {
+		if r.removed || (r.Op != "" && r.Op != op) || !strings.HasPrefix(path, r.PathPrefix) ||
+			(r.SessionID != 0 && r.SessionID != c.session) {
+			continue
+		}
+		r.seen++
+		if r.Nth == 0 || r.seen == r.Nth {
+			if r.Applied {
+				return lossAfterApply
+			}
+			return lossBeforeApply
+		}
+	}
+	if l.rate > 0 && s.rng.Float64() < l.rate {
+		if s.rng.IntN(2) == 0 {
+			return lossBeforeApply
+		}
+		return lossAfterApply
+	}
+	return lossNone
+}

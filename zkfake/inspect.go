@@ -1,0 +1,117 @@
+package zkfake
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Dump renders the whole tree, one node a line in path order, with each
+// node's data length, versions and ephemeral owner: a quick look for a
+// failing test.
+func (s *Server) Dump() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	paths := make([]string, 0, len(s.st.tree.nodes))
+	for p := range s.st.tree.nodes {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	var b strings.Builder
+	for _, p := range paths {
+		n := s.st.tree.nodes[p]
+		st := n.stat()
+		fmt.Fprintf(&b, "%s data=%q version=%d cversion=%d", p, n.data, st.Version, st.Cversion)
+		if st.EphemeralOwner != 0 {
+			fmt.Fprintf(&b, " owner=%#x", st.EphemeralOwner)
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// Sessions returns the ids of the live sessions, in order.
+func (s *Server) Sessions() []int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ids := make([]int64, 0, len(s.st.sessions))
+	for id := range s.st.sessions {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids
+}
+
+// Ephemerals returns the paths of the ephemeral nodes a session owns.
+func (s *Server) Ephemerals(sessionID int64) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sess := s.st.sessions[sessionID]
+	if sess == nil {
+		return nil
+	}
+	paths := make([]string, 0, len(sess.ephemerals))
+	for p := range sess.ephemerals {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	return paths
+}
+
+// WatchCount returns how many sessions hold a watch on path on the server:
+// data watches (from getData and exists) and child watches together.
+func (s *Server) WatchCount(path string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st.watches.count(path)
+}
+
+// TotalWatches returns how many watches the server holds, over all paths.
+func (s *Server) TotalWatches() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, set := range s.st.watches.data {
+		n += len(set)
+	}
+	for _, set := range s.st.watches.child {
+		n += len(set)
+	}
+	return n
+}
+
+// DeliveredEvents returns how many watch events the server has delivered to
+// a session. The herd detector compares these counts before and after a
+// release.
+func (s *Server) DeliveredEvents(sessionID int64) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.delivered[sessionID]
+}
+
+// TotalDeliveredEvents returns how many watch events the server has
+// delivered, to all sessions.
+func (s *Server) TotalDeliveredEvents() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, d := range s.delivered {
+		n += d
+	}
+	return n
+}
+
+// NodeCount returns how many znodes the tree holds, "/" and "/zookeeper"'s
+// own included.
+func (s *Server) NodeCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.st.tree.nodes)
+}
+
+// Zxid returns the last zxid the server handed out.
+func (s *Server) Zxid() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st.zxid
+}

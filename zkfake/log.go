@@ -1,0 +1,93 @@
+package zkfake
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// RecordKind tells what a Record of the event log is about.
+type RecordKind uint8
+
+const (
+	// RecordOp is a request the server answered: a write (with the zxid it
+	// took, also when it failed) or a read (with the server's zxid then).
+	RecordOp RecordKind = iota + 1
+	// RecordSession is a session's change: createSession, closeSession,
+	// expireSession, reconnect, expired (the client learning of its expiry).
+	RecordSession
+	// RecordWatch is a watch event delivered to a session.
+	RecordWatch
+	// RecordFault is an injected fault: partition, heal, crash, a lost
+	// request or reply, a refused oversized packet.
+	RecordFault
+)
+
+func (k RecordKind) String() string {
+	switch k {
+	case RecordOp:
+		return "op"
+	case RecordSession:
+		return "session"
+	case RecordWatch:
+		return "watch"
+	case RecordFault:
+		return "fault"
+	}
+	return "unknown"
+}
+
+// Record is one entry of the server's event log: the ground truth of what
+// happened, in the order it happened.
+type Record struct {
+	Seq     int       // position in the log, from 1
+	Time    time.Time // when it happened (virtual under synctest)
+	Kind    RecordKind
+	Session int64
+	Zxid    int64
+	Op      string // the request, session change, event type or fault
+	Path    string
+	Input   string // the request's arguments, rendered
+	Result  string // what the server answered, rendered
+	Err     error
+}
+
+// String renders the record on one line, the same way every time.
+func (r Record) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "#%d %s %s session=%#x zxid=%#x %s", r.Seq, r.Time.UTC().Format("15:04:05.000"), r.Kind, r.Session, r.Zxid, r.Op)
+	if r.Path != "" {
+		b.WriteString(" " + r.Path)
+	}
+	if r.Input != "" {
+		b.WriteString(" [" + r.Input + "]")
+	}
+	if r.Result != "" {
+		b.WriteString(" -> " + r.Result)
+	}
+	if r.Err != nil {
+		b.WriteString(" err=" + r.Err.Error())
+	}
+	return b.String()
+}
+
+type eventLog struct {
+	enabled bool
+	records []Record
+}
+
+func (l *eventLog) add(r Record) {
+	if !l.enabled {
+		return
+	}
+	r.Seq = len(l.records) + 1
+	r.Time = time.Now()
+	l.records = append(l.records, r)
+}
+
+// Log returns a copy of the event log so far.
+func (s *Server) Log() []Record {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Record(nil), s.log.records...)
+}

@@ -1,0 +1,86 @@
+package zkfake
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// checkClientPath applies the checks go-zookeeper makes before it sends a
+// request, so that a bad path fails here exactly as it fails there: with
+// zk.ErrInvalidPath and no request reaching the server. A sequential create
+// may end in '/', since the server appends the sequence number.
+func checkClientPath(path string, sequential bool) error {
+	if path == "" || path[0] != '/' {
+		return zk.ErrInvalidPath
+	}
+	if len(path) == 1 {
+		return nil
+	}
+	if !sequential && path[len(path)-1] == '/' {
+		return zk.ErrInvalidPath
+	}
+	for i := 1; i < len(path); {
+		r, width := utf8.DecodeRuneInString(path[i:])
+		switch {
+		case r == '/' && path[i-1] == '/':
+			return zk.ErrInvalidPath
+		case r == '.' && isRelativeSegment(path, i):
+			return zk.ErrInvalidPath
+		case r <= 0x1f, r >= 0x7f && r <= 0x9f, r >= 0xf000 && r <= 0xf8ff, r >= 0xfff0 && r < 0xffff:
+			return zk.ErrInvalidPath
+		}
+		i += width
+	}
+	return nil
+}
+
+// isRelativeSegment reports whether the '.' at path[i] ends a "." or ".."
+// segment, which ZooKeeper refuses.
+func isRelativeSegment(path string, i int) bool {
+	start := i
+	if path[i-1] == '.' {
+		start = i - 1
+	}
+	if path[start-1] != '/' {
+		return false
+	}
+	return i+1 == len(path) || path[i+1] == '/'
+}
+
+// parentOf returns the parent of an absolute, valid, non-root path.
+func parentOf(path string) string {
+	i := strings.LastIndexByte(path, '/')
+	if i == 0 {
+		return "/"
+	}
+	return path[:i]
+}
+
+// baseName returns the last segment of an absolute, valid, non-root path.
+func baseName(path string) string {
+	return path[strings.LastIndexByte(path, '/')+1:]
+}
+
+// joinPath joins a parent path and a child name.
+func joinPath(parent, child string) string {
+	if parent == "/" {
+		return "/" + child
+	}
+	return parent + "/" + child
+}
+
+// serverPathOK applies the server's own path check (ZooKeeper's
+// PathUtils.validatePath) to a path that passed the client's. The two
+// differ in one place: the server sees the path as UTF-16, so a character
+// outside the Basic Multilingual Plane arrives as surrogates, which it
+// refuses.
+func serverPathOK(path string) bool {
+	for _, r := range path {
+		if r > 0xffff {
+			return false
+		}
+	}
+	return checkClientPath(path, false) == nil
+}

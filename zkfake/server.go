@@ -1,0 +1,306 @@
+package zkfake
+
+import (
+	"math/rand/v2"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// Server is an in-memory ZooKeeper. It is safe for many goroutines. Its
+// timers (session expiry, TTL and container reaping) run on the time
+// package, so inside a testing/synctest bubble time is virtual and a
+// 30-second session timeout passes at once.
+type Server struct {
+	mu    sync.Mutex
+	cfg   config
+	st    *state
+	rng   *rand.Rand
+	conns map[int64]*Conn // live session id → the Conn that owns it
+
+	nextSession int64
+	expiry      map[int64]*time.Timer // sessions with no live link, by id
+	reaper      *time.Timer
+	log         eventLog
+	losses      lossRules
+	delivered   map[int64]int // watch events delivered, by session
+	closed      bool
+}
+
+type config struct {
+	seed          uint64
+	tickTime      time.Duration
+	checkInterval time.Duration
+	keepLog       bool
+	addr          string
+}
+
+// Option configures a Server.
+type Option func(*config)
+
+// WithSeed makes every choice the server draws — session ids, the GUIDs of
+// protected creates, randomly lost replies — come from seed, so a scenario
+// run twice under synctest produces the same event log byte for byte.
+func WithSeed(seed uint64) Option { return func(c *config) { c.seed = seed } }
+
+// WithTickTime sets ZooKeeper's tickTime (default 2s, as in the server's
+// sample configuration). Negotiated session timeouts are clamped to 2 to 20
+// ticks, as the server clamps them.
+func WithTickTime(d time.Duration) Option { return func(c *config) { c.tickTime = d } }
+
+// WithContainerCheckInterval sets how often empty containers and expired TTL
+// nodes are reaped (ZooKeeper's znode.container.checkIntervalMs, default 60s).
+func WithContainerCheckInterval(d time.Duration) Option {
+	return func(c *config) { c.checkInterval = d }
+}
+
+// WithoutEventLog turns the event log off, for benchmarks and long runs that
+// do not read it.
+func WithoutEventLog() Option { return func(c *config) { c.keepLog = false } }
+
+// WithAddr sets the address Conn.Server reports (default "127.0.0.1:2181").
+func WithAddr(addr string) Option { return func(c *config) { c.addr = addr } }
+
+// NewServer returns a fresh server holding the tree a new ZooKeeper 3.8 has:
+// "/" and "/zookeeper" with its "quota" and "config" children.
+func NewServer(opts ...Option) *Server {
+	cfg := config{seed: 1, tickTime: 2 * time.Second, checkInterval: time.Minute, keepLog: true, addr: "127.0.0.1:2181"}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	s := &Server{
+		cfg:       cfg,
+		st:        newState(),
+		rng:       rand.New(rand.NewPCG(cfg.seed, cfg.seed^0x9e3779b97f4a7c15)),
+		conns:     map[int64]*Conn{},
+		expiry:    map[int64]*time.Timer{},
+		delivered: map[int64]int{},
+	}
+	// Session ids look like the server's: the server id in the top byte and
+	// a time-derived counter below; here the counter starts at a seeded value.
+	s.nextSession = 1<<56 | int64(s.rng.Uint32())<<8
+	s.log.enabled = cfg.keepLog
+	return s
+}
+
+// Connect opens a new session with the requested timeout, as zk.Connect
+// does, and returns its Conn and event channel. The channel first carries
+// StateConnecting, StateConnected and StateHasSession.
+func (s *Server) Connect(sessionTimeout time.Duration, opts ...ConnOption) (*Conn, <-chan zk.Event, error) {
+	c := &Conn{
+		srv:      s,
+		events:   make(chan zk.Event, eventChanSize),
+		watchers: map[watchKey][]chan zk.Event{},
+		changed:   make(chan struct{}),
+		requested: sessionTimeout,
+	}
+	for _, o := range opts {
+		o(c)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, nil, zk.ErrNoServer
+	}
+	c.sendEvent(sessionEvent(zk.StateConnecting, s.cfg.addr))
+	c.sendEvent(sessionEvent(zk.StateConnected, s.cfg.addr))
+	s.openSession(c)
+	return c, c.events, nil
+}
+
+// negotiate clamps a requested session timeout to 2..20 ticks.
+func (s *Server) negotiate(requested time.Duration) time.Duration {
+	min, max := 2*s.cfg.tickTime, 20*s.cfg.tickTime
+	return min32(max32(requested.Truncate(time.Millisecond), min), max)
+}
+
+func min32(a, b time.Duration) time.Duration {
+	if a < b {
+		return a
+	}
+	return b
+}
+
+func max32(a, b time.Duration) time.Duration {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+// openSession gives c a new session. Called with s.mu held.
+func (s *Server) openSession(c *Conn) {
+	id := s.nextSession
+	s.nextSession++
+	c.timeout = s.negotiate(c.requested)
+	s.st.createSession(id, c.timeout.Milliseconds())
+	s.conns[id] = c
+	c.session = id
+	c.sessionID.Store(id)
+	c.lastZxid = s.st.zxid
+	c.link = linkUp
+	for _, cred := range c.creds {
+		s.st.addAuth(id, cred.scheme, cred.auth)
+	}
+	s.log.add(Record{Kind: RecordSession, Session: id, Zxid: s.st.zxid, Op: "createSession", Result: c.timeout.String()})
+	c.sendEvent(sessionEvent(zk.StateHasSession, s.cfg.addr))
+	c.wake()
+}
+
+// now is the transaction time in milliseconds.
+func (s *Server) now() int64 { return time.Now().UnixMilli() }
+
+// deliver hands fired watches to the sessions' connections. A session whose
+// link is down misses them here; its client asks again on reconnect, as
+// ZooKeeper's setWatches does. Called with s.mu held.
+func (s *Server) deliver(ns []notification, zxid int64) {
+	for _, n := range ns {
+		c := s.conns[n.session]
+		if c == nil || c.link != linkUp {
+			continue
+		}
+		s.delivered[n.session]++
+		s.log.add(Record{Kind: RecordWatch, Session: n.session, Zxid: zxid, Op: n.event.Type.String(), Path: n.event.Path})
+		c.receive(n.event)
+	}
+}
+
+// endSession closes or expires a session: one transaction that deletes its
+// ephemerals and fires the watches that removal triggers. Called with s.mu
+// held.
+func (s *Server) endSession(id int64, why string) bool {
+	ns, ok := s.st.closeSession(id, s.now())
+	if !ok {
+		return false
+	}
+	if t := s.expiry[id]; t != nil {
+		t.Stop()
+		delete(s.expiry, id)
+	}
+	delete(s.conns, id)
+	s.log.add(Record{Kind: RecordSession, Session: id, Zxid: s.st.zxid, Op: why})
+	s.deliver(ns, s.st.zxid)
+	return true
+}
+
+// armExpiry starts the server's countdown for a session that stopped
+// talking. Called with s.mu held.
+func (s *Server) armExpiry(id int64, timeout time.Duration) {
+	if s.expiry[id] != nil || s.closed {
+		return
+	}
+	s.expiry[id] = time.AfterFunc(timeout, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		delete(s.expiry, id)
+		s.endSession(id, "expireSession")
+	})
+}
+
+// disarmExpiry stops the countdown of a session whose client is back.
+func (s *Server) disarmExpiry(id int64) {
+	if t := s.expiry[id]; t != nil {
+		t.Stop()
+		delete(s.expiry, id)
+	}
+}
+
+// Expire expires a session now, as the server does when it has not heard
+// from the client within the timeout: its ephemeral nodes are deleted and
+// their watchers notified. The owner learns of it at its next contact with
+// the server — at once if it is connected — sees StateExpired, and carries
+// on with a new session, as go-zookeeper does. It returns false if there is
+// no such session.
+func (s *Server) Expire(sessionID int64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.conns[sessionID]
+	if !s.endSession(sessionID, "expireSession") {
+		return false
+	}
+	if c != nil && c.link == linkUp {
+		// The server closes the connection of an expired session; the
+		// client reconnects at once and is told.
+		c.dropLink(zk.ErrConnectionClosed)
+		c.reconnect()
+	}
+	return true
+}
+
+// Close stops the server: every Conn is cut off as if its process had
+// crashed (blocked calls return ErrConnectionClosed, event channels close)
+// and every timer is stopped.
+func (s *Server) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	s.closed = true
+	for _, c := range s.conns {
+		c.crash()
+	}
+	for id, t := range s.expiry {
+		t.Stop()
+		delete(s.expiry, id)
+	}
+	if s.reaper != nil {
+		s.reaper.Stop()
+	}
+}
+
+// armReaper schedules the next container and TTL check if there is
+// something it could reap. Called with s.mu held.
+func (s *Server) armReaper() {
+	if s.reaper != nil || s.closed {
+		return
+	}
+	s.reaper = time.AfterFunc(s.cfg.checkInterval, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.reaper = nil
+		if s.reap() {
+			s.armReaper()
+		}
+	})
+}
+
+// reap deletes the empty containers that have had children and the TTL nodes
+// with no children whose TTL has passed since their last change, each in a
+// transaction of its own, as ZooKeeper's ContainerManager does. It reports
+// whether any container or TTL node is left to watch.
+func (s *Server) reap() bool {
+	now := s.now()
+	var doomed []string
+	for path, n := range s.st.tree.nodes {
+		switch n.kind {
+		case kindContainer:
+			if n.creates > 0 && len(n.children) == 0 {
+				doomed = append(doomed, path)
+			}
+		case kindTTL:
+			if len(n.children) == 0 && now-n.mtime > n.ttl {
+				doomed = append(doomed, path)
+			}
+		}
+	}
+	sort.Strings(doomed)
+	for _, path := range doomed {
+		ctx := s.st.begin(0, now)
+		s.st.removeNode(ctx, path)
+		ns := s.st.commit()
+		s.log.add(Record{Kind: RecordOp, Zxid: ctx.zxid, Op: "reap", Path: path})
+		s.deliver(ns, ctx.zxid)
+	}
+	return s.st.tree.reapable > 0
+}
+
+// armReaperIfNeeded starts the reaper after a write if the tree holds a
+// container or TTL node. Called with s.mu held.
+func (s *Server) armReaperIfNeeded() {
+	if s.st.tree.reapable > 0 {
+		s.armReaper()
+	}
+}

@@ -1,0 +1,478 @@
+package zkfake
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// state is the whole of the server's data: the tree, the session table, the
+// watches and the zxid counter. Its methods are the functional core of the
+// fake: plain computations on plain data, with no locks, goroutines,
+// channels or clocks (the caller passes the time in). Every write returns the
+// notifications it triggered; the shell delivers them.
+type state struct {
+	tree     *tree
+	zxid     int64
+	sessions map[int64]*sessionState
+	watches  watchTable
+
+	// staged collects the notifications and undo steps of the write in
+	// progress, so a multi can be applied op by op and rolled back whole.
+	staged []notification
+	undo   []func()
+}
+
+// sessionState is what the server keeps about a session.
+type sessionState struct {
+	id         int64
+	timeout    int64 // negotiated, in milliseconds
+	ids        []authID
+	ephemerals map[string]struct{}
+}
+
+func newState() *state {
+	return &state{tree: newTree(), sessions: map[int64]*sessionState{}, watches: newWatchTable()}
+}
+
+// writeCtx is one write transaction: its zxid, its time and its session.
+type writeCtx struct {
+	zxid    int64
+	now     int64 // milliseconds since the epoch
+	session *sessionState
+}
+
+// begin starts a write transaction. Every write request that reaches the
+// server takes a zxid, whether it succeeds or fails: ZooKeeper logs a failed
+// one as an error transaction.
+func (st *state) begin(session int64, now int64) writeCtx {
+	st.zxid++
+	st.staged, st.undo = nil, nil
+	return writeCtx{zxid: st.zxid, now: now, session: st.sessions[session]}
+}
+
+// commit ends a write transaction and returns its notifications.
+func (st *state) commit() []notification {
+	out := st.staged
+	st.staged, st.undo = nil, nil
+	return out
+}
+
+// rollback undoes the staged changes of a failed multi.
+func (st *state) rollback() {
+	for i := len(st.undo) - 1; i >= 0; i-- {
+		st.undo[i]()
+	}
+	st.staged, st.undo = nil, nil
+}
+
+func (st *state) ids(session *sessionState) []authID {
+	if session == nil {
+		return []authID{{"ip", clientIP}}
+	}
+	return session.ids
+}
+
+// createSession opens a session; it is a transaction of its own.
+func (st *state) createSession(id int64, timeoutMs int64) {
+	st.zxid++
+	st.sessions[id] = &sessionState{id: id, timeout: timeoutMs, ids: []authID{{"ip", clientIP}}, ephemerals: map[string]struct{}{}}
+}
+
+// closeSession ends a session in one transaction that deletes all its
+// ephemeral nodes, and returns the watches the deletes fire. It reports
+// false if there was no such session.
+func (st *state) closeSession(id int64, now int64) ([]notification, bool) {
+	sess := st.sessions[id]
+	if sess == nil {
+		return nil, false
+	}
+	ctx := st.begin(id, now)
+	paths := make([]string, 0, len(sess.ephemerals))
+	for p := range sess.ephemerals {
+		paths = append(paths, p)
+	}
+	// Deepest first is not needed (ephemerals have no children); sorting
+	// keeps the order of the fired events deterministic.
+	sort.Strings(paths)
+	for _, p := range paths {
+		st.removeNode(ctx, p)
+	}
+	delete(st.sessions, id)
+	st.watches.dropSession(id)
+	return st.commit(), true
+}
+
+// createOp is a create request as the server receives it. The flags decide
+// the node's kind; ttl is -1 unless the request came as createTTL.
+type createOp struct {
+	path  string
+	data  []byte
+	acl   []zk.ACL
+	flags int32
+	ttl   int64
+}
+
+// maxTTL is the largest TTL ZooKeeper accepts: the low 40 bits of the
+// ephemeral owner field hold it.
+const maxTTL = 1<<40 - 1
+
+// decodeFlags reads a create mode as ZooKeeper's CreateMode.fromFlag does.
+func decodeFlags(flags int32) (kind nodeKind, sequential, ok bool) {
+	switch flags {
+	case zk.FlagPersistent:
+		return kindPersistent, false, true
+	case zk.FlagEphemeral:
+		return kindEphemeral, false, true
+	case zk.FlagSequence:
+		return kindPersistent, true, true
+	case zk.FlagEphemeralSequential:
+		return kindEphemeral, true, true
+	case zk.FlagContainer:
+		return kindContainer, false, true
+	case zk.FlagTTL:
+		return kindTTL, false, true
+	case zk.FlagPersistentSequentialWithTTL:
+		return kindTTL, true, true
+	}
+	return 0, false, false
+}
+
+// create applies a create within ctx and returns the created path.
+func (st *state) create(ctx writeCtx, op createOp) (string, zk.Stat, error) {
+	kind, sequential, ok := decodeFlags(op.flags)
+	if !ok {
+		return "", zk.Stat{}, zk.ErrBadArguments
+	}
+	if kind == kindTTL && (op.ttl <= 0 || op.ttl > maxTTL) || kind != kindTTL && op.ttl >= 0 {
+		return "", zk.Stat{}, zk.ErrBadArguments
+	}
+	if badWritePath(op.path) {
+		return "", zk.Stat{}, zk.ErrBadArguments
+	}
+	if op.path == "/" && !sequential {
+		// The root's parent is the root itself as the server sees it.
+		if err := checkACL(st.tree.get("/").acl, zk.PermCreate, st.ids(ctx.session)); err != nil {
+			return "", zk.Stat{}, err
+		}
+		return "", zk.Stat{}, zk.ErrNodeExists
+	}
+	parentPath := parentOf(op.path)
+	acl, err := fixupACL(op.acl, st.ids(ctx.session))
+	if err != nil {
+		return "", zk.Stat{}, err
+	}
+	parent := st.tree.get(parentPath)
+	if parent == nil {
+		return "", zk.Stat{}, zk.ErrNoNode
+	}
+	if err := checkACL(parent.acl, zk.PermCreate, st.ids(ctx.session)); err != nil {
+		return "", zk.Stat{}, err
+	}
+	path := op.path
+	if sequential {
+		path += fmt.Sprintf("%010d", parent.creates)
+	}
+	if !serverPathOK(path) {
+		return "", zk.Stat{}, zk.ErrBadArguments
+	}
+	if st.tree.get(path) != nil {
+		return "", zk.Stat{}, zk.ErrNodeExists
+	}
+	if parent.kind == kindEphemeral {
+		return "", zk.Stat{}, zk.ErrNoChildrenForEphemerals
+	}
+	if kind == kindEphemeral && ctx.session == nil {
+		return "", zk.Stat{}, zk.ErrSessionExpired
+	}
+	n := &znode{
+		data: cloneBytes(op.data), acl: acl, kind: kind, ttl: op.ttl,
+		czxid: ctx.zxid, mzxid: ctx.zxid, pzxid: ctx.zxid, ctime: ctx.now, mtime: ctx.now,
+		children: map[string]struct{}{},
+	}
+	if kind == kindEphemeral {
+		n.ephemeralOwner = ctx.session.id
+		ctx.session.ephemerals[path] = struct{}{}
+	}
+	oldPzxid := parent.pzxid
+	st.tree.add(path, n, ctx.zxid)
+	st.undo = append(st.undo, func() {
+		st.tree.unadd(path, n, oldPzxid)
+		if n.kind == kindEphemeral {
+			delete(ctx.session.ephemerals, path)
+		}
+	})
+	st.staged = append(st.staged, st.watches.created(path)...)
+	return path, n.stat(), nil
+}
+
+// delete applies a delete within ctx.
+func (st *state) delete(ctx writeCtx, path string, version int32) error {
+	if badWritePath(path) || isSpecial(path) {
+		return zk.ErrBadArguments
+	}
+	n := st.tree.get(path)
+	if n == nil {
+		return zk.ErrNoNode
+	}
+	parent := st.tree.get(parentOf(path))
+	if err := checkACL(parent.acl, zk.PermDelete, st.ids(ctx.session)); err != nil {
+		return err
+	}
+	if version != -1 && version != n.version {
+		return zk.ErrBadVersion
+	}
+	if len(n.children) > 0 {
+		return zk.ErrNotEmpty
+	}
+	st.removeNode(ctx, path)
+	return nil
+}
+
+// removeNode deletes the childless node at path, with its undo step and the
+// watches it fires.
+func (st *state) removeNode(ctx writeCtx, path string) {
+	n := st.tree.get(path)
+	parent := st.tree.get(parentOf(path))
+	oldPzxid := parent.pzxid
+	st.tree.remove(path, ctx.zxid)
+	owner := st.sessions[n.ephemeralOwner]
+	if n.kind == kindEphemeral && owner != nil {
+		delete(owner.ephemerals, path)
+	}
+	st.undo = append(st.undo, func() {
+		st.tree.unremove(path, n, oldPzxid)
+		if n.kind == kindEphemeral && owner != nil {
+			owner.ephemerals[path] = struct{}{}
+		}
+	})
+	st.staged = append(st.staged, st.watches.deleted(path)...)
+}
+
+// setData applies a setData within ctx.
+func (st *state) setData(ctx writeCtx, path string, data []byte, version int32) (zk.Stat, error) {
+	if !serverPathOK(path) {
+		return zk.Stat{}, zk.ErrBadArguments
+	}
+	n := st.tree.get(path)
+	if n == nil {
+		return zk.Stat{}, zk.ErrNoNode
+	}
+	if err := checkACL(n.acl, zk.PermWrite, st.ids(ctx.session)); err != nil {
+		return zk.Stat{}, err
+	}
+	if version != -1 && version != n.version {
+		return zk.Stat{}, zk.ErrBadVersion
+	}
+	old := *n
+	n.data = cloneBytes(data)
+	n.version++
+	n.mzxid = ctx.zxid
+	n.mtime = ctx.now
+	st.undo = append(st.undo, func() {
+		n.data, n.version, n.mzxid, n.mtime = old.data, old.version, old.mzxid, old.mtime
+	})
+	st.staged = append(st.staged, st.watches.changed(path)...)
+	return n.stat(), nil
+}
+
+// check applies the version check of a multi within ctx.
+func (st *state) check(ctx writeCtx, path string, version int32) error {
+	if !serverPathOK(path) {
+		return zk.ErrBadArguments
+	}
+	n := st.tree.get(path)
+	if n == nil {
+		return zk.ErrNoNode
+	}
+	if err := checkACL(n.acl, zk.PermRead, st.ids(ctx.session)); err != nil {
+		return err
+	}
+	if version != -1 && version != n.version {
+		return zk.ErrBadVersion
+	}
+	return nil
+}
+
+// setACL applies a setACL within ctx. It moves the aversion only: the
+// node's mzxid and mtime stay as they were.
+func (st *state) setACL(ctx writeCtx, path string, acl []zk.ACL, version int32) (zk.Stat, error) {
+	if !serverPathOK(path) {
+		return zk.Stat{}, zk.ErrBadArguments
+	}
+	fixed, err := fixupACL(acl, st.ids(ctx.session))
+	if err != nil {
+		return zk.Stat{}, err
+	}
+	n := st.tree.get(path)
+	if n == nil {
+		return zk.Stat{}, zk.ErrNoNode
+	}
+	if err := checkACL(n.acl, zk.PermAdmin, st.ids(ctx.session)); err != nil {
+		return zk.Stat{}, err
+	}
+	if version != -1 && version != n.aversion {
+		return zk.Stat{}, zk.ErrBadVersion
+	}
+	oldACL, oldVersion := n.acl, n.aversion
+	n.acl = fixed
+	n.aversion++
+	st.undo = append(st.undo, func() { n.acl, n.aversion = oldACL, oldVersion })
+	return n.stat(), nil
+}
+
+// multiResult is one op's outcome within a multi.
+type multiResult struct {
+	path string
+	stat *zk.Stat
+	err  error
+}
+
+// errRuntimeInconsistency is what ZooKeeper reports for the ops of a failed
+// multi after the one that failed; go-zookeeper has no value for it and
+// builds this error text.
+var errRuntimeInconsistency = fmt.Errorf("unknown error: %v", -2)
+
+// multi applies ops all or nothing within ctx. On failure every op before
+// the failing one reports no error, the failing one its error, and the rest
+// ZooKeeper's runtime-inconsistency code; nothing is applied and no watch
+// fires, but the zxid is spent.
+func (st *state) multi(ctx writeCtx, ops []any) ([]multiResult, error) {
+	results := make([]multiResult, len(ops))
+	for i, op := range ops {
+		var res multiResult
+		switch op := op.(type) {
+		case *zk.CreateRequest:
+			path, _, err := st.create(ctx, createOp{path: op.Path, data: op.Data, acl: op.Acl, flags: op.Flags, ttl: -1})
+			res = multiResult{path: path, err: err}
+		case *zk.DeleteRequest:
+			res.err = st.delete(ctx, op.Path, op.Version)
+		case *zk.SetDataRequest:
+			stat, err := st.setData(ctx, op.Path, op.Data, op.Version)
+			res = multiResult{stat: &stat, err: err}
+		case *zk.CheckVersionRequest:
+			res.err = st.check(ctx, op.Path, op.Version)
+		}
+		if res.err != nil {
+			st.rollback()
+			for j := range results {
+				switch {
+				case j < i:
+					results[j] = multiResult{}
+				case j == i:
+					results[j] = multiResult{err: res.err}
+				default:
+					results[j] = multiResult{err: errRuntimeInconsistency}
+				}
+			}
+			return results, res.err
+		}
+		results[i] = res
+	}
+	return results, nil
+}
+
+// read is the outcome of a read request.
+type read struct {
+	data     []byte
+	children []string
+	acl      []zk.ACL
+	stat     zk.Stat
+}
+
+// getData reads a node, setting a data watch if asked and allowed.
+func (st *state) getData(session int64, path string, watch bool) (read, error) {
+	n := st.tree.get(path)
+	if n == nil {
+		return read{}, zk.ErrNoNode
+	}
+	if err := checkACL(n.acl, zk.PermRead, st.ids(st.sessions[session])); err != nil {
+		return read{}, err
+	}
+	if watch {
+		addWatch(st.watches.data, path, session)
+	}
+	return read{data: cloneBytes(n.data), stat: n.stat()}, nil
+}
+
+// exists stats a node, setting a data watch if asked, also on a missing
+// node (so that its creation fires it). Exists needs no permission.
+func (st *state) exists(session int64, path string, watch bool) (read, error) {
+	if watch {
+		addWatch(st.watches.data, path, session)
+	}
+	n := st.tree.get(path)
+	if n == nil {
+		return read{}, zk.ErrNoNode
+	}
+	return read{stat: n.stat()}, nil
+}
+
+// getChildren lists a node's children, setting a child watch if asked and
+// allowed.
+func (st *state) getChildren(session int64, path string, watch bool) (read, error) {
+	n := st.tree.get(path)
+	if n == nil {
+		return read{}, zk.ErrNoNode
+	}
+	if err := checkACL(n.acl, zk.PermRead, st.ids(st.sessions[session])); err != nil {
+		return read{}, err
+	}
+	if watch {
+		addWatch(st.watches.child, path, session)
+	}
+	return read{children: n.sortedChildren(), stat: n.stat()}, nil
+}
+
+// getACL returns a node's ACL. A session with neither READ nor ADMIN on
+// the node sees digest ids with the hash masked, as ZooKeeper 3.8 shows them.
+func (st *state) getACL(session int64, path string) (read, error) {
+	n := st.tree.get(path)
+	if n == nil {
+		return read{}, zk.ErrNoNode
+	}
+	acl := append([]zk.ACL(nil), n.acl...)
+	if checkACL(n.acl, zk.PermRead|zk.PermAdmin, st.ids(st.sessions[session])) != nil {
+		for i, a := range acl {
+			if a.Scheme == "digest" {
+				user, _, _ := strings.Cut(a.ID, ":")
+				acl[i].ID = user + ":x"
+			}
+		}
+	}
+	return read{acl: acl, stat: n.stat()}, nil
+}
+
+// addAuth adds an identity to a session.
+func (st *state) addAuth(session int64, scheme string, auth []byte) error {
+	sess := st.sessions[session]
+	if sess == nil {
+		return zk.ErrSessionExpired
+	}
+	if scheme != "digest" {
+		return zk.ErrAuthFailed
+	}
+	id := authID{"digest", digestID(string(auth))}
+	for _, have := range sess.ids {
+		if have == id {
+			return nil
+		}
+	}
+	sess.ids = append(sess.ids, id)
+	return nil
+}
+
+// badWritePath is the first check the server makes of a create or delete
+// path: it must contain a '/' and no NUL.
+func badWritePath(path string) bool {
+	return !strings.Contains(path, "/") || strings.Contains(path, "\x00")
+}
+
+func cloneBytes(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return append([]byte{}, b...)
+}

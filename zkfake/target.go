@@ -1,0 +1,84 @@
+package zkfake
+
+import (
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zksim/zksim/recipe"
+	"github.com/zksim/zksim/zkfake/zktest"
+)
+
+// NewTarget returns a zktest.Target that runs each scenario inside its own
+// testing/synctest bubble, on a new Server made with opts. Time in a
+// scenario is virtual: a session timeout passes at once.
+func NewTarget(opts ...Option) zktest.Target { return fakeTarget{opts} }
+
+type fakeTarget struct{ opts []Option }
+
+func (f fakeTarget) Run(t *testing.T, name string, body func(t *testing.T, env zktest.Env)) {
+	t.Run(name, func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			srv := NewServer(f.opts...)
+			defer srv.Close()
+			env := &fakeEnv{srv: srv, base: "/zktest"}
+			setup, _, err := srv.Connect(10 * time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := setup.Create(env.base, nil, zk.FlagPersistent, zk.WorldACL(zk.PermAll)); err != nil {
+				t.Fatal(err)
+			}
+			setup.Close()
+			body(t, env)
+		})
+	})
+}
+
+// fakeEnv is a scenario's view of a fake Server.
+type fakeEnv struct {
+	srv  *Server
+	base string
+}
+
+// Server returns the fake server behind an Env made by NewTarget, for
+// scenarios that inspect it; ok is false for any other Env.
+func ServerOf(env zktest.Env) (srv *Server, ok bool) {
+	e, ok := env.(*fakeEnv)
+	if !ok {
+		return nil, false
+	}
+	return e.srv, true
+}
+
+func (e *fakeEnv) Connect(t testing.TB, timeout time.Duration) (recipe.Conn, <-chan zk.Event) {
+	t.Helper()
+	c, events, err := e.srv.Connect(timeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Consume the connection's own events, as the real target does while
+	// it waits for the session.
+	for ev := range events {
+		if ev.State == zk.StateHasSession {
+			break
+		}
+	}
+	t.Cleanup(c.Close)
+	return c, events
+}
+
+func (e *fakeEnv) Base() string { return e.base }
+func (e *fakeEnv) Real() bool   { return false }
+
+func (e *fakeEnv) Expire(t testing.TB, conn recipe.Conn) {
+	t.Helper()
+	c := conn.(*Conn)
+	if !e.srv.Expire(c.SessionID()) {
+		t.Fatalf("no session %#x to expire", c.SessionID())
+	}
+}
+
+func (e *fakeEnv) Partition(t testing.TB, conn recipe.Conn) { conn.(*Conn).Partition() }
+func (e *fakeEnv) Heal(t testing.TB, conn recipe.Conn)      { conn.(*Conn).Heal() }

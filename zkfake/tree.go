@@ -1,0 +1,150 @@
+package zkfake
+
+import (
+	"sort"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// nodeKind tells the lifetime rule of a znode beyond persistent/ephemeral.
+type nodeKind uint8
+
+const (
+	kindPersistent nodeKind = iota
+	kindEphemeral
+	kindContainer
+	kindTTL
+)
+
+// znode is one node of the tree. Its fields are plain data, owned by the
+// tree; nothing here blocks or runs on its own.
+type znode struct {
+	data []byte
+	acl  []zk.ACL
+	kind nodeKind
+	ttl  int64 // milliseconds, for kindTTL
+
+	czxid, mzxid, pzxid int64
+	ctime, mtime        int64
+	version             int32
+	aversion            int32
+	ephemeralOwner      int64
+
+	// creates counts the children ever created under this node. ZooKeeper
+	// stores exactly this as the "cversion", draws sequence numbers from it,
+	// and reports cversion to clients as 2*creates - numChildren (every
+	// child not present any more was deleted, and each delete is a change).
+	creates int32
+
+	children map[string]struct{}
+}
+
+// stat is the node's zk.Stat as the server reports it.
+func (n *znode) stat() zk.Stat {
+	numChildren := int32(len(n.children))
+	return zk.Stat{
+		Czxid:          n.czxid,
+		Mzxid:          n.mzxid,
+		Pzxid:          n.pzxid,
+		Ctime:          n.ctime,
+		Mtime:          n.mtime,
+		Version:        n.version,
+		Cversion:       n.creates*2 - numChildren,
+		Aversion:       n.aversion,
+		EphemeralOwner: n.ephemeralOwner,
+		DataLength:     int32(len(n.data)),
+		NumChildren:    numChildren,
+	}
+}
+
+// sortedChildren lists the node's children by name. ZooKeeper returns them in
+// hash-set order, which no client may rely on; sorting keeps the fake
+// deterministic.
+func (n *znode) sortedChildren() []string {
+	names := make([]string, 0, len(n.children))
+	for name := range n.children {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// tree is the znode tree: a map from absolute path to node.
+type tree struct {
+	nodes map[string]*znode
+	// reapable counts the container and TTL nodes, so the server runs its
+	// reaper only while there is something to reap.
+	reapable int
+}
+
+// newTree returns the tree a fresh ZooKeeper 3.8 server starts with: the root
+// and /zookeeper with its quota and config children.
+func newTree() *tree {
+	t := &tree{nodes: map[string]*znode{}}
+	world := zk.WorldACL(zk.PermAll)
+	t.nodes["/"] = &znode{acl: world, children: map[string]struct{}{"zookeeper": {}}}
+	t.nodes["/zookeeper"] = &znode{acl: world, children: map[string]struct{}{"quota": {}, "config": {}}}
+	t.nodes["/zookeeper/quota"] = &znode{acl: world, children: map[string]struct{}{}}
+	// The dynamic configuration node is read-only to everyone, and its
+	// aversion is -1 on a server that has never reconfigured.
+	t.nodes["/zookeeper/config"] = &znode{acl: zk.WorldACL(zk.PermRead), aversion: -1, children: map[string]struct{}{}}
+	return t
+}
+
+// get returns the node at path, or nil.
+func (t *tree) get(path string) *znode { return t.nodes[path] }
+
+// add links a new node at path under its existing parent.
+func (t *tree) add(path string, n *znode, zxid int64) {
+	parent := t.nodes[parentOf(path)]
+	parent.children[baseName(path)] = struct{}{}
+	parent.creates++
+	parent.pzxid = zxid
+	t.nodes[path] = n
+	t.count(n, 1)
+}
+
+// unadd reverses add, restoring the parent's pzxid.
+func (t *tree) unadd(path string, n *znode, oldPzxid int64) {
+	parent := t.nodes[parentOf(path)]
+	delete(parent.children, baseName(path))
+	parent.creates--
+	parent.pzxid = oldPzxid
+	delete(t.nodes, path)
+	t.count(n, -1)
+}
+
+func (t *tree) count(n *znode, delta int) {
+	if n.kind == kindContainer || n.kind == kindTTL {
+		t.reapable += delta
+	}
+}
+
+// remove unlinks the childless node at path from its parent.
+func (t *tree) remove(path string, zxid int64) {
+	parent := t.nodes[parentOf(path)]
+	delete(parent.children, baseName(path))
+	if zxid > parent.pzxid {
+		parent.pzxid = zxid
+	}
+	t.count(t.nodes[path], -1)
+	delete(t.nodes, path)
+}
+
+// unremove reverses remove, restoring the parent's pzxid.
+func (t *tree) unremove(path string, n *znode, oldPzxid int64) {
+	parent := t.nodes[parentOf(path)]
+	parent.children[baseName(path)] = struct{}{}
+	parent.pzxid = oldPzxid
+	t.nodes[path] = n
+	t.count(n, 1)
+}
+
+// isSpecial reports the paths ZooKeeper refuses to delete.
+func isSpecial(path string) bool {
+	switch path {
+	case "/", "/zookeeper", "/zookeeper/quota", "/zookeeper/config":
+		return true
+	}
+	return false
+}
