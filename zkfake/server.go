@@ -90,9 +90,9 @@ func NewServer(opts ...Option) *Server {
 // StateConnecting, StateConnected and StateHasSession.
 func (s *Server) Connect(sessionTimeout time.Duration, opts ...ConnOption) (*Conn, <-chan zk.Event, error) {
 	c := &Conn{
-		srv:      s,
-		events:   make(chan zk.Event, eventChanSize),
-		watchers: map[watchKey][]chan zk.Event{},
+		srv:       s,
+		events:    make(chan zk.Event, eventChanSize),
+		watchers:  map[watchKey][]chan zk.Event{},
 		changed:   make(chan struct{}),
 		requested: sessionTimeout,
 	}
