@@ -71,10 +71,7 @@ func removeAll(t *testing.T, env *realEnv, path string) {
 	_ = c.AddAuth("digest", []byte("zktest:cleanup"))
 	var walk func(p string)
 	walk = func(p string) {
-		children, _, err := c.Children(p)
-		if err != nil {
-			return
-		}
+		children, _, _ := c.Children(p)
 		for _, child := range children {
 			walk(p + "/" + child)
 		}

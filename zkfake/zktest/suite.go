@@ -26,6 +26,7 @@ func Scenarios() []Scenario {
 		sequenceScenarios,
 		errorScenarios,
 		multiScenarios,
+		aclScenarios,
 	} {
 		all = append(all, group...)
 	}
