@@ -27,6 +27,7 @@ func Scenarios() []Scenario {
 		errorScenarios,
 		multiScenarios,
 		aclScenarios,
+		watchScenarios,
 	} {
 		all = append(all, group...)
 	}
