@@ -38,6 +38,7 @@ type Conn struct {
 	lastZxid    int64
 	link        linkState
 	partitioned bool
+	paused      bool
 	events      chan zk.Event
 	eventsShut  bool
 	watchers    map[watchKey][]chan zk.Event

@@ -19,7 +19,7 @@ func (c *Conn) Partition() {
 	s := c.srv
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if c.partitioned || (c.link != linkUp && c.link != linkDown) {
+	if c.partitioned || c.paused || (c.link != linkUp && c.link != linkDown) {
 		return
 	}
 	c.partitioned = true
@@ -173,4 +173,50 @@ func (l *lossRules) match(s *Server, c *Conn, op, path string) lossPoint {
 		return lossAfterApply
 	}
 	return lossNone
+}
+
+// Pause freezes the client as a stopped process (a long garbage-collection
+// pause, SIGSTOP) is frozen: it sends nothing, not even pings, and its own
+// timers do not run, so unlike a partition it never notices anything while
+// paused. The server expires the session once the timeout passes. Calls
+// made while paused wait for Resume.
+func (c *Conn) Pause() {
+	s := c.srv
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c.link != linkUp {
+		return
+	}
+	s.log.add(Record{Kind: RecordFault, Session: c.session, Op: "pause"})
+	c.paused = true
+	c.link = linkCut
+	if s.conns[c.session] == c {
+		s.armExpiry(c.session, c.timeout)
+	}
+}
+
+// Resume thaws a paused client. If the server expired its session
+// meanwhile, the client finds out at once — StateDisconnected, StateExpired,
+// its watches ended with zk.ErrSessionExpired — and carries on with a new
+// session; otherwise it carries on as if nothing happened.
+func (c *Conn) Resume() {
+	s := c.srv
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !c.paused {
+		return
+	}
+	c.paused = false
+	s.log.add(Record{Kind: RecordFault, Session: c.session, Op: "resume"})
+	if c.link != linkCut {
+		return
+	}
+	if s.conns[c.session] != c {
+		c.dropLink(zk.ErrConnectionClosed)
+		c.reconnect()
+		return
+	}
+	s.disarmExpiry(c.session)
+	c.link = linkUp
+	c.wake()
 }

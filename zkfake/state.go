@@ -213,13 +213,18 @@ func (st *state) delete(ctx writeCtx, path string, version int32) error {
 	if badWritePath(path) || isSpecial(path) {
 		return zk.ErrBadArguments
 	}
+	// The parent's DELETE right is checked before the node is looked up,
+	// so a session without it gets NoAuth even for a missing child.
+	parent := st.tree.get(parentOf(path))
+	if parent == nil {
+		return zk.ErrNoNode
+	}
+	if err := checkACL(parent.acl, zk.PermDelete, st.ids(ctx.session)); err != nil {
+		return err
+	}
 	n := st.tree.get(path)
 	if n == nil {
 		return zk.ErrNoNode
-	}
-	parent := st.tree.get(parentOf(path))
-	if err := checkACL(parent.acl, zk.PermDelete, st.ids(ctx.session)); err != nil {
-		return err
 	}
 	if version != -1 && version != n.version {
 		return zk.ErrBadVersion
@@ -426,15 +431,20 @@ func (st *state) getChildren(session int64, path string, watch bool) (read, erro
 	return read{children: n.sortedChildren(), stat: n.stat()}, nil
 }
 
-// getACL returns a node's ACL. A session with neither READ nor ADMIN on
-// the node sees digest ids with the hash masked, as ZooKeeper 3.8 shows them.
+// getACL returns a node's ACL. It needs READ or ADMIN, and a session
+// without ADMIN sees digest ids with the hash masked, as ZooKeeper 3.8 shows
+// them.
 func (st *state) getACL(session int64, path string) (read, error) {
 	n := st.tree.get(path)
 	if n == nil {
 		return read{}, zk.ErrNoNode
 	}
+	ids := st.ids(st.sessions[session])
+	if err := checkACL(n.acl, zk.PermRead|zk.PermAdmin, ids); err != nil {
+		return read{}, err
+	}
 	acl := append([]zk.ACL(nil), n.acl...)
-	if checkACL(n.acl, zk.PermRead|zk.PermAdmin, st.ids(st.sessions[session])) != nil {
+	if checkACL(n.acl, zk.PermAdmin, ids) != nil {
 		for i, a := range acl {
 			if a.Scheme == "digest" {
 				user, _, _ := strings.Cut(a.ID, ":")
