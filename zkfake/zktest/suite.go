@@ -28,6 +28,7 @@ func Scenarios() []Scenario {
 		multiScenarios,
 		aclScenarios,
 		watchScenarios,
+		sessionScenarios,
 	} {
 		all = append(all, group...)
 	}
