@@ -44,17 +44,21 @@ type Conn struct {
 	watchers    map[watchKey][]chan zk.Event
 	changed     chan struct{} // closed and replaced whenever link changes
 	round       chan struct{} // closed and replaced at each failed reconnect round
-	notice      *time.Timer   // when a partitioned client notices
-	dial        *time.Timer   // the next reconnect attempt
+	notice      timer         // when a partitioned client notices
+	dial        timer         // the next reconnect attempt
 	creds       []credential
 	calls       map[string]int // calls made, by op, for lost-reply rules
 }
 
 var _ recipe.Conn = (*Conn)(nil)
 
-// eventChanSize is the capacity of go-zookeeper's event channel. Like the
-// real client, the fake drops a session event when the channel is full.
-const eventChanSize = 6
+// eventChanSize is the capacity of a Conn's event channel. go-zookeeper's
+// holds 6 events and drops what does not fit; its reader, though, drains it
+// while the client works through a reconnect in real time, so it sees every
+// event. The fake emits the events of a reconnect or an expiry all at once,
+// so it holds more before it drops, as the real one does, what a reader
+// leaves unread.
+const eventChanSize = 256
 
 // reconnectRound is how long go-zookeeper waits between rounds of dialling
 // when no server answers; each round fails the requests queued meanwhile
@@ -340,7 +344,7 @@ func (c *Conn) scheduleDial() {
 	if c.dial != nil {
 		c.dial.Stop()
 	}
-	c.dial = time.AfterFunc(reconnectRound, func() {
+	c.dial = c.srv.clock.AfterFunc(reconnectRound, func() {
 		c.srv.mu.Lock()
 		defer c.srv.mu.Unlock()
 		c.dial = nil

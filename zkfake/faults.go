@@ -2,7 +2,6 @@ package zkfake
 
 import (
 	"strings"
-	"time"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -31,7 +30,7 @@ func (c *Conn) Partition() {
 	if s.conns[c.session] == c {
 		s.armExpiry(c.session, c.timeout)
 	}
-	c.notice = time.AfterFunc(c.timeout*2/3, func() {
+	c.notice = s.clock.AfterFunc(c.timeout*2/3, func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		c.notice = nil

@@ -102,7 +102,7 @@ func TestPartitionWithinTimeoutKeepsSessionAndReplaysMissedEvents(t *testing.T) 
 		}
 
 		c.Partition()
-		time.Sleep(20 * time.Second + time.Millisecond) // past 2/3 of the timeout: the client notices
+		time.Sleep(20*time.Second + time.Millisecond) // past 2/3 of the timeout: the client notices
 		states(t, events, zk.StateDisconnected, zk.StateConnecting)
 		// A call while disconnected fails at the next reconnect round.
 		if _, err := c.Create("/x", nil, 0, open); err != zk.ErrNoServer {
@@ -316,7 +316,8 @@ func TestCloseEndsWatchesAndCalls(t *testing.T) {
 		other, _ := connect(t, srv, 10*time.Second)
 		eph := mustCreate(t, c, "/eph", zk.FlagEphemeral)
 		_, _, otherWatch, _ := other.GetW(eph)
-		_, _, own, _ := c.ChildrenW("/")
+		mustCreate(t, c, "/quiet", 0)
+		_, _, own, _ := c.ChildrenW("/quiet")
 		c.Close()
 		if ev := <-own; ev.Type != zk.EventNotWatching || ev.Err != zk.ErrClosing {
 			t.Fatalf("own watch after close: %v/%v", ev.Type, ev.Err)

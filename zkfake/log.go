@@ -72,6 +72,7 @@ func (r Record) String() string {
 }
 
 type eventLog struct {
+	clock   clock
 	enabled bool
 	records []Record
 }
@@ -81,7 +82,7 @@ func (l *eventLog) add(r Record) {
 		return
 	}
 	r.Seq = len(l.records) + 1
-	r.Time = time.Now()
+	r.Time = l.clock.Now()
 	l.records = append(l.records, r)
 }
 

@@ -21,8 +21,9 @@ type Server struct {
 	conns map[int64]*Conn // live session id → the Conn that owns it
 
 	nextSession int64
-	expiry      map[int64]*time.Timer // sessions with no live link, by id
-	reaper      *time.Timer
+	clock       clock
+	expiry      map[int64]timer // sessions with no live link, by id
+	reaper      timer
 	log         eventLog
 	losses      lossRules
 	delivered   map[int64]int // watch events delivered, by session
@@ -35,6 +36,7 @@ type config struct {
 	checkInterval time.Duration
 	keepLog       bool
 	addr          string
+	manual        *manualClock
 }
 
 // Option configures a Server.
@@ -75,13 +77,18 @@ func NewServer(opts ...Option) *Server {
 		st:        newState(),
 		rng:       rand.New(rand.NewPCG(cfg.seed, cfg.seed^0x9e3779b97f4a7c15)),
 		conns:     map[int64]*Conn{},
-		expiry:    map[int64]*time.Timer{},
+		clock:     realClock{},
+		expiry:    map[int64]timer{},
 		delivered: map[int64]int{},
 	}
 	// Session ids look like the server's: the server id in the top byte and
 	// a time-derived counter below; here the counter starts at a seeded value.
 	s.nextSession = 1<<56 | int64(s.rng.Uint32())<<8
+	if cfg.manual != nil {
+		s.clock = cfg.manual
+	}
 	s.log.enabled = cfg.keepLog
+	s.log.clock = s.clock
 	return s
 }
 
@@ -150,7 +157,7 @@ func (s *Server) openSession(c *Conn) {
 }
 
 // now is the transaction time in milliseconds.
-func (s *Server) now() int64 { return time.Now().UnixMilli() }
+func (s *Server) now() int64 { return s.clock.Now().UnixMilli() }
 
 // deliver hands fired watches to the sessions' connections. A session whose
 // link is down misses them here; its client asks again on reconnect, as
@@ -179,9 +186,12 @@ func (s *Server) endSession(id int64, why string) bool {
 		t.Stop()
 		delete(s.expiry, id)
 	}
-	delete(s.conns, id)
 	s.log.add(Record{Kind: RecordSession, Session: id, Zxid: s.st.zxid, Op: why})
+	// The session's own connection, if still up, hears of its ephemerals'
+	// deletion too: the server sends the events before it closes the
+	// connection.
 	s.deliver(ns, s.st.zxid)
+	delete(s.conns, id)
 	return true
 }
 
@@ -191,7 +201,7 @@ func (s *Server) armExpiry(id int64, timeout time.Duration) {
 	if s.expiry[id] != nil || s.closed {
 		return
 	}
-	s.expiry[id] = time.AfterFunc(timeout, func() {
+	s.expiry[id] = s.clock.AfterFunc(timeout, func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		delete(s.expiry, id)
@@ -216,14 +226,19 @@ func (s *Server) disarmExpiry(id int64) {
 func (s *Server) Expire(sessionID int64) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c := s.conns[sessionID]
-	if !s.endSession(sessionID, "expireSession") {
+	if _, ok := s.st.sessions[sessionID]; !ok {
 		return false
 	}
-	if c != nil && c.link == linkUp {
-		// The server closes the connection of an expired session; the
-		// client reconnects at once and is told.
+	// A session expires because the server stopped hearing from it, so its
+	// client hears nothing of the expiry's own events: its connection is
+	// gone first. It reconnects at once and is told.
+	c := s.conns[sessionID]
+	connected := c != nil && c.link == linkUp
+	if connected {
 		c.dropLink(zk.ErrConnectionClosed)
+	}
+	s.endSession(sessionID, "expireSession")
+	if connected {
 		c.reconnect()
 	}
 	return true
@@ -257,7 +272,7 @@ func (s *Server) armReaper() {
 	if s.reaper != nil || s.closed {
 		return
 	}
-	s.reaper = time.AfterFunc(s.cfg.checkInterval, func() {
+	s.reaper = s.clock.AfterFunc(s.cfg.checkInterval, func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		s.reaper = nil
