@@ -1,0 +1,49 @@
+# Plain `make test` runs the fake mode only (ZK_SERVERS unset, so the
+# real-ensemble tests skip). `make test-ensemble` runs the same tests against
+# a 3-node ZooKeeper ensemble on 127.0.0.1 (see .ci/ensemble).
+
+SHELL := bash
+GO ?= go
+ENSEMBLE := .ci/ensemble
+
+.PHONY: all test fmt-check vet race ensemble-up ensemble-down ensemble-status test-ensemble fuzz
+
+all: test
+
+test: fmt-check vet race
+
+fmt-check:
+	@unformatted=$$(gofmt -l .); \
+	if [ -n "$$unformatted" ]; then \
+		echo "gofmt needed on:"; echo "$$unformatted"; exit 1; \
+	fi
+
+vet:
+	$(GO) vet ./...
+
+race:
+	$(GO) test -race ./...
+
+ensemble-up:
+	@$(ENSEMBLE) up
+
+ensemble-down:
+	@$(ENSEMBLE) down
+
+ensemble-status:
+	@$(ENSEMBLE) status
+
+# Uses an ensemble that already serves; otherwise starts one and stops it
+# again afterwards, whether the tests pass or not. A degraded ensemble that
+# someone else started is repaired but left running.
+test-ensemble:
+	@set -u; status=0; $(ENSEMBLE) status >/dev/null || status=$$?; \
+	if [ "$$status" -eq 3 ]; then \
+		trap '$(ENSEMBLE) down' EXIT; \
+	fi; \
+	servers=$$($(ENSEMBLE) up) || exit 1; \
+	echo "ZK_SERVERS=$$servers $(GO) test -race -count=1 ./..."; \
+	ZK_SERVERS=$$servers $(GO) test -race -count=1 ./...
+
+fuzz:
+	$(GO) run ./cmd/zkfuzz
