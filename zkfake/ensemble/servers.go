@@ -1,0 +1,198 @@
+// Package ensemble is the real-ensemble side of the zktest conformance
+// suite: a zktest.Target whose scenarios run against real ZooKeeper servers
+// named in ZK_SERVERS, through go-zookeeper, so that every expectation the
+// fake is held to can be checked against ZooKeeper itself.
+//
+// Tests call Servers first; it skips the test when ZK_SERVERS is unset, so a
+// plain `go test ./...` runs the fake mode only. `make test-ensemble` starts
+// a 3-node ensemble on 127.0.0.1 (.ci/ensemble) and runs the tests with
+// ZK_SERVERS pointing at it.
+//
+// Faults are injected by a loopback TCP proxy that this package puts between
+// each client and the servers: Partition cuts a client off, Heal lets it back,
+// and Expire holds the client off until the ensemble has expired its session.
+package ensemble
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// ServersEnv is the environment variable naming the ensemble to test
+// against: comma-separated host:port client addresses, loopback only, e.g.
+// "127.0.0.1:22181,127.0.0.1:22182,127.0.0.1:22183".
+const ServersEnv = "ZK_SERVERS"
+
+// reachWait bounds how long Servers waits for every server to answer ruok;
+// an ensemble that has just been started may need a moment.
+const reachWait = 15 * time.Second
+
+// reachability caches, per ZK_SERVERS value, whether the servers answered,
+// so that only the first test of a process pays for the check and a test
+// that stops a member on purpose does not fail the tests after it.
+var reachability struct {
+	sync.Mutex
+	checked map[string]error
+}
+
+// Servers returns the client addresses in ZK_SERVERS for a test that needs a
+// real ensemble. When ZK_SERVERS is unset the test is skipped: the
+// real-ensemble mode is opt-in. When it is set but malformed, names a
+// non-loopback address, or a server does not answer the four-letter word
+// ruok with imok within 15 seconds, the test fails rather than skips, so a
+// broken ensemble cannot pass as a green run.
+func Servers(t testing.TB) []string {
+	t.Helper()
+	spec := os.Getenv(ServersEnv)
+	if strings.TrimSpace(spec) == "" {
+		t.Skip("ZK_SERVERS is not set, so the real-ensemble mode is off; run it with `make test-ensemble`, " +
+			"or start an ensemble with `.ci/ensemble up` and set ZK_SERVERS to the connect string it prints")
+	}
+	servers, err := ParseServers(spec)
+	if err != nil {
+		t.Fatalf("%s=%q: %v", ServersEnv, spec, err)
+	}
+	reachability.Lock()
+	defer reachability.Unlock()
+	if reachability.checked == nil {
+		reachability.checked = map[string]error{}
+	}
+	err, done := reachability.checked[spec]
+	if !done {
+		err = waitAllOK(servers, reachWait)
+		reachability.checked[spec] = err
+	}
+	if err != nil {
+		t.Fatalf("%s=%q is set but the ensemble is not usable: %v", ServersEnv, spec, err)
+	}
+	return servers
+}
+
+// ParseServers parses a ZK_SERVERS value: comma-separated host:port
+// addresses whose host is a loopback IP literal (127.0.0.0/8 or ::1). Tests
+// only ever talk to the local machine, so any other host, including a name
+// such as "localhost" whose resolution is not ours to control, is an error.
+// Surrounding spaces and empty entries are ignored; at least one address is
+// required, and go-zookeeper's chroot suffix ("/path") is not accepted.
+func ParseServers(spec string) ([]string, error) {
+	var servers []string
+	for _, field := range strings.Split(spec, ",") {
+		addr := strings.TrimSpace(field)
+		if addr == "" {
+			continue
+		}
+		if err := checkLoopback(addr); err != nil {
+			return nil, err
+		}
+		servers = append(servers, addr)
+	}
+	if len(servers) == 0 {
+		return nil, errors.New("no server addresses")
+	}
+	return servers, nil
+}
+
+func checkLoopback(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("server %q: want host:port: %v", addr, err)
+	}
+	if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 {
+		return fmt.Errorf("server %q: port %q is not a number from 1 to 65535", addr, port)
+	}
+	ip := net.ParseIP(host)
+	if ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("server %q: only loopback IP addresses (such as 127.0.0.1) are allowed", addr)
+	}
+	return nil
+}
+
+// waitAllOK waits until every server answers ruok with imok, or fails
+// naming the servers that did not by the deadline.
+func waitAllOK(servers []string, wait time.Duration) error {
+	deadline := time.Now().Add(wait)
+	pending := append([]string(nil), servers...)
+	lastErr := map[string]error{}
+	for {
+		var still []string
+		for _, s := range pending {
+			if err := ruok(s); err != nil {
+				lastErr[s] = err
+				still = append(still, s)
+			}
+		}
+		if len(still) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			var msgs []string
+			for _, s := range still {
+				msgs = append(msgs, fmt.Sprintf("%s: %v", s, lastErr[s]))
+			}
+			return fmt.Errorf("no ruok→imok within %v from %s", wait, strings.Join(msgs, "; "))
+		}
+		pending = still
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func ruok(server string) error {
+	reply, err := fourLetterWord(server, "ruok")
+	if err != nil {
+		return err
+	}
+	if reply != "imok" {
+		return fmt.Errorf("ruok answered %q, want \"imok\"", reply)
+	}
+	return nil
+}
+
+// fourLetterWord sends one of ZooKeeper's four-letter commands and returns
+// the whole reply; the server closes the connection after answering.
+func fourLetterWord(server, word string) (string, error) {
+	const wait = 2 * time.Second
+	conn, err := net.DialTimeout("tcp", server, wait)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	if err := conn.SetDeadline(time.Now().Add(wait)); err != nil {
+		return "", err
+	}
+	if _, err := io.WriteString(conn, word); err != nil {
+		return "", err
+	}
+	reply, err := io.ReadAll(conn)
+	if err != nil {
+		return "", err
+	}
+	return string(reply), nil
+}
+
+// tickTime asks a server for its tickTime through the four-letter word conf.
+func tickTime(server string) (time.Duration, error) {
+	reply, err := fourLetterWord(server, "conf")
+	if err != nil {
+		return 0, err
+	}
+	sc := bufio.NewScanner(strings.NewReader(reply))
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "tickTime="); ok {
+			ms, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil || ms <= 0 {
+				return 0, fmt.Errorf("conf from %s: bad tickTime %q", server, v)
+			}
+			return time.Duration(ms) * time.Millisecond, nil
+		}
+	}
+	return 0, fmt.Errorf("conf from %s has no tickTime (is the conf four-letter word whitelisted?)", server)
+}
