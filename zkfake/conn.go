@@ -39,6 +39,8 @@ type Conn struct {
 	link        linkState
 	partitioned bool
 	paused      bool
+	member      int // the ensemble member the session is connected to
+	memberSet   bool
 	events      chan zk.Event
 	eventsShut  bool
 	watchers    map[watchKey][]chan zk.Event
@@ -244,7 +246,8 @@ func (c *Conn) exchange(op, path string, size int, apply func(st *state) error) 
 		return zk.ErrConnectionClosed
 	}
 	err := apply(s.st)
-	c.lastZxid = s.st.zxid
+	// The reply carries the zxid of the member that answered.
+	c.lastZxid = s.memberOf(c).applied
 	if loss == lossAfterApply {
 		s.log.add(Record{Kind: RecordFault, Session: c.session, Op: op, Path: path, Result: "reply lost"})
 		c.bounce()
@@ -266,6 +269,12 @@ func (c *Conn) write(st *state, op, path, input string, body func(ctx writeCtx) 
 	}
 	c.srv.log.add(Record{Kind: RecordOp, Session: c.session, Zxid: ctx.zxid, Op: op, Path: path, Input: input, Result: result, Err: err})
 	c.srv.deliver(ns, ctx.zxid)
+	c.srv.replicate()
+	if m := c.srv.memberOf(c); m.applied < ctx.zxid {
+		// A session never reads older than its own last write: its member
+		// applies the write before it replies.
+		c.srv.catchUp(m, ctx.zxid)
+	}
 	if err == nil {
 		c.srv.armReaperIfNeeded()
 	}
@@ -274,7 +283,7 @@ func (c *Conn) write(st *state, op, path, input string, body func(ctx writeCtx) 
 
 // readOp logs a read. Called inside exchange.
 func (c *Conn) readOp(op, path, result string, err error) {
-	c.srv.log.add(Record{Kind: RecordOp, Session: c.session, Zxid: c.srv.st.zxid, Op: op, Path: path, Result: result, Err: err})
+	c.srv.log.add(Record{Kind: RecordOp, Session: c.session, Zxid: c.srv.memberOf(c).applied, Op: op, Path: path, Result: result, Err: err})
 }
 
 // bounce drops the connection and reconnects at once, as the client does
@@ -292,7 +301,7 @@ func (c *Conn) bounce() {
 func (c *Conn) dropLink(err error) {
 	s := c.srv
 	if s.conns[c.session] == c {
-		s.st.watches.dropSession(c.session)
+		s.dropWatches(c.session)
 		s.armExpiry(c.session, c.timeout)
 	}
 	c.link = linkDown
@@ -369,8 +378,9 @@ func (c *Conn) setWatches() {
 		return keys[i].path < keys[j].path
 	})
 	var fired []notification
+	v := s.viewOf(c)
 	for _, k := range keys {
-		n := s.st.tree.get(k.path)
+		n := v.tree.get(k.path)
 		switch k.kind {
 		case watchData:
 			switch {
@@ -379,13 +389,13 @@ func (c *Conn) setWatches() {
 			case n.mzxid > c.lastZxid:
 				fired = append(fired, notification{c.session, watchEvent(zk.EventNodeDataChanged, k.path)})
 			default:
-				addWatch(s.st.watches.data, k.path, c.session)
+				addWatch(v.watches.data, k.path, c.session)
 			}
 		case watchExist:
 			if n != nil {
 				fired = append(fired, notification{c.session, watchEvent(zk.EventNodeCreated, k.path)})
 			} else {
-				addWatch(s.st.watches.data, k.path, c.session)
+				addWatch(v.watches.data, k.path, c.session)
 			}
 		case watchChild:
 			switch {
@@ -394,7 +404,7 @@ func (c *Conn) setWatches() {
 			case n.pzxid > c.lastZxid:
 				fired = append(fired, notification{c.session, watchEvent(zk.EventNodeChildrenChanged, k.path)})
 			default:
-				addWatch(s.st.watches.child, k.path, c.session)
+				addWatch(v.watches.child, k.path, c.session)
 			}
 		}
 	}
@@ -408,7 +418,7 @@ func (c *Conn) crash() {
 		return
 	}
 	if s.conns[c.session] == c {
-		s.st.watches.dropSession(c.session)
+		s.dropWatches(c.session)
 		s.armExpiry(c.session, c.timeout)
 	}
 	c.stopTimers()
@@ -631,7 +641,7 @@ func (c *Conn) Exists(path string) (bool, *zk.Stat, error) {
 	var r read
 	err := c.exchange("exists", path, headerSize+stringSize(path)+1, func(st *state) error {
 		var err error
-		r, err = st.exists(c.session, path, false)
+		r, err = st.exists(c.srv.viewOf(c), c.session, path, false)
 		c.readOp("exists", path, statSummary(r.stat), err)
 		return err
 	})
@@ -654,7 +664,7 @@ func (c *Conn) ExistsW(path string) (bool, *zk.Stat, <-chan zk.Event, error) {
 	var ech <-chan zk.Event
 	err := c.exchange("exists", path, headerSize+stringSize(path)+1, func(st *state) error {
 		var err error
-		r, err = st.exists(c.session, path, true)
+		r, err = st.exists(c.srv.viewOf(c), c.session, path, true)
 		c.readOp("existsW", path, statSummary(r.stat), err)
 		switch err {
 		case nil:
@@ -703,7 +713,7 @@ func (c *Conn) getData(path string, watch bool, ech *<-chan zk.Event) (read, err
 	var r read
 	err := c.exchange("getData", path, headerSize+stringSize(path)+1, func(st *state) error {
 		var err error
-		r, err = st.getData(c.session, path, watch)
+		r, err = st.getData(c.srv.viewOf(c), c.session, path, watch)
 		c.readOp("getData", path, statSummary(r.stat), err)
 		if err == nil && watch {
 			*ech = c.addWatcher(path, watchData)
@@ -762,7 +772,7 @@ func (c *Conn) getChildren(path string, watch bool, ech *<-chan zk.Event) (read,
 	var r read
 	err := c.exchange("getChildren", path, headerSize+stringSize(path)+1, func(st *state) error {
 		var err error
-		r, err = st.getChildren(c.session, path, watch)
+		r, err = st.getChildren(c.srv.viewOf(c), c.session, path, watch)
 		c.readOp("getChildren", path, strings.Join(r.children, ","), err)
 		if err == nil && watch {
 			*ech = c.addWatcher(path, watchChild)
@@ -780,7 +790,7 @@ func (c *Conn) GetACL(path string) ([]zk.ACL, *zk.Stat, error) {
 	var r read
 	err := c.exchange("getACL", path, headerSize+stringSize(path), func(st *state) error {
 		var err error
-		r, err = st.getACL(c.session, path)
+		r, err = st.getACL(c.srv.viewOf(c), c.session, path)
 		c.readOp("getACL", path, fmt.Sprint(r.acl), err)
 		return err
 	})
@@ -816,6 +826,7 @@ func (c *Conn) Sync(path string) (string, error) {
 		return "", err
 	}
 	err := c.exchange("sync", path, headerSize+stringSize(path), func(st *state) error {
+		c.srv.catchUp(c.srv.memberOf(c), st.zxid)
 		c.readOp("sync", path, "", nil)
 		return nil
 	})

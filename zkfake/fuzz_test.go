@@ -26,7 +26,7 @@ func FuzzOps(f *testing.F) {
 var fuzzPaths = []string{"/a", "/a/b", "/a/b/c", "/c", "/c/d", "/a/", "/zookeeper", "/", "bad", "/a//b"}
 
 func runProgram(t *testing.T, program []byte) {
-	srv := NewServer(WithSeed(uint64(len(program))), WithTickTime(100*time.Millisecond))
+	srv := NewServer(WithSeed(uint64(len(program))), WithTickTime(100*time.Millisecond), WithEnsemble(3))
 	defer srv.Close()
 	var conns [3]*Conn
 	for i := range conns {
@@ -50,7 +50,7 @@ func runProgram(t *testing.T, program []byte) {
 		path := fuzzPaths[int(next())%len(fuzzPaths)]
 		data := []byte{next()}
 		version := int32(next()%4) - 1
-		switch op % 16 {
+		switch op % 18 {
 		case 0:
 			c.Create(path, data, int32(next()%8), acls[int(next())%len(acls)])
 		case 1:
@@ -89,12 +89,19 @@ func runProgram(t *testing.T, program []byte) {
 			c.CreateContainer(path, data, zk.FlagContainer, acls[0])
 		case 15:
 			c.AddAuth("digest", []byte("u:p"))
+		case 16:
+			srv.SetLagging(int(next())%3, next()%2 == 0)
+		case 17:
+			c.Sync(path)
 		}
 		srv.mu.Lock()
 		err := srv.st.checkInvariants()
+		if err == nil {
+			err = srv.checkFollowers()
+		}
 		srv.mu.Unlock()
 		if err != nil {
-			t.Fatalf("after step %d (op %d on %s): %v\n%s", steps, op%16, path, err, srv.Dump())
+			t.Fatalf("after step %d (op %d on %s): %v\n%s", steps, op%18, path, err, srv.Dump())
 		}
 	}
 	for _, c := range conns {
@@ -174,6 +181,30 @@ func (st *state) checkInvariants() error {
 	}
 	if reapable != st.tree.reapable {
 		return fmt.Errorf("reapable count %d, but %d container and TTL nodes", st.tree.reapable, reapable)
+	}
+	return nil
+}
+
+// checkFollowers checks that every follower that has applied all it was
+// sent holds the leader's tree exactly.
+func (s *Server) checkFollowers() error {
+	leader := s.members[0].tree
+	for i, m := range s.members[1:] {
+		if len(m.queue) > 0 {
+			continue
+		}
+		if len(m.tree.nodes) != len(leader.nodes) {
+			return fmt.Errorf("member %d holds %d nodes, the leader %d", i+1, len(m.tree.nodes), len(leader.nodes))
+		}
+		for path, want := range leader.nodes {
+			got := m.tree.nodes[path]
+			if got == nil {
+				return fmt.Errorf("member %d lacks %s", i+1, path)
+			}
+			if got.stat() != want.stat() || string(got.data) != string(want.data) || fmt.Sprint(got.acl) != fmt.Sprint(want.acl) {
+				return fmt.Errorf("member %d's %s differs: %+v, leader %+v", i+1, path, got.stat(), want.stat())
+			}
+		}
 	}
 	return nil
 }

@@ -63,7 +63,11 @@ func (s *Server) Ephemerals(sessionID int64) []string {
 func (s *Server) WatchCount(path string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.st.watches.count(path)
+	n := 0
+	for _, m := range s.members {
+		n += m.watches.count(path)
+	}
+	return n
 }
 
 // TotalWatches returns how many watches the server holds, over all paths.
@@ -71,11 +75,13 @@ func (s *Server) TotalWatches() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0
-	for _, set := range s.st.watches.data {
-		n += len(set)
-	}
-	for _, set := range s.st.watches.child {
-		n += len(set)
+	for _, m := range s.members {
+		for _, set := range m.watches.data {
+			n += len(set)
+		}
+		for _, set := range m.watches.child {
+			n += len(set)
+		}
 	}
 	return n
 }

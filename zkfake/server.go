@@ -28,6 +28,8 @@ type Server struct {
 	losses      lossRules
 	delivered   map[int64]int // watch events delivered, by session
 	closed      bool
+	members     []*member // the ensemble; members[0] leads
+	nextMember  int
 }
 
 type config struct {
@@ -37,6 +39,7 @@ type config struct {
 	keepLog       bool
 	addr          string
 	manual        *manualClock
+	members       int
 }
 
 // Option configures a Server.
@@ -68,7 +71,7 @@ func WithAddr(addr string) Option { return func(c *config) { c.addr = addr } }
 // NewServer returns a fresh server holding the tree a new ZooKeeper 3.8 has:
 // "/" and "/zookeeper" with its "quota" and "config" children.
 func NewServer(opts ...Option) *Server {
-	cfg := config{seed: 1, tickTime: 2 * time.Second, checkInterval: time.Minute, keepLog: true, addr: "127.0.0.1:2181"}
+	cfg := config{members: 1, seed: 1, tickTime: 2 * time.Second, checkInterval: time.Minute, keepLog: true, addr: "127.0.0.1:2181"}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -87,6 +90,7 @@ func NewServer(opts ...Option) *Server {
 	if cfg.manual != nil {
 		s.clock = cfg.manual
 	}
+	s.initMembers(cfg.members)
 	s.log.enabled = cfg.keepLog
 	s.log.clock = s.clock
 	return s
@@ -111,6 +115,11 @@ func (s *Server) Connect(sessionTimeout time.Duration, opts ...ConnOption) (*Con
 	if s.closed {
 		return nil, nil, zk.ErrNoServer
 	}
+	if !c.memberSet {
+		c.member = s.nextMember
+		s.nextMember++
+	}
+	c.member %= len(s.members)
 	c.sendEvent(sessionEvent(zk.StateConnecting, s.cfg.addr))
 	c.sendEvent(sessionEvent(zk.StateConnected, s.cfg.addr))
 	s.openSession(c)
@@ -143,10 +152,11 @@ func (s *Server) openSession(c *Conn) {
 	s.nextSession++
 	c.timeout = s.negotiate(c.requested)
 	s.st.createSession(id, c.timeout.Milliseconds())
+	s.replicate()
 	s.conns[id] = c
 	c.session = id
 	c.sessionID.Store(id)
-	c.lastZxid = s.st.zxid
+	c.lastZxid = s.memberOf(c).applied
 	c.link = linkUp
 	for _, cred := range c.creds {
 		s.st.addAuth(id, cred.scheme, cred.auth)
@@ -191,6 +201,8 @@ func (s *Server) endSession(id int64, why string) bool {
 	// deletion too: the server sends the events before it closes the
 	// connection.
 	s.deliver(ns, s.st.zxid)
+	s.dropWatches(id)
+	s.replicate()
 	delete(s.conns, id)
 	return true
 }
@@ -308,6 +320,7 @@ func (s *Server) reap() bool {
 		ns := s.st.commit()
 		s.log.add(Record{Kind: RecordOp, Zxid: ctx.zxid, Op: "reap", Path: path})
 		s.deliver(ns, ctx.zxid)
+		s.replicate()
 	}
 	return s.st.tree.reapable > 0
 }

@@ -23,6 +23,11 @@ type state struct {
 	// progress, so a multi can be applied op by op and rolled back whole.
 	staged []notification
 	undo   []func()
+
+	// With followers to feed, replicate makes every write also record its
+	// effect as changes that a follower's tree replays.
+	replicate bool
+	changes   []change
 }
 
 // sessionState is what the server keeps about a session.
@@ -50,6 +55,7 @@ type writeCtx struct {
 func (st *state) begin(session int64, now int64) writeCtx {
 	st.zxid++
 	st.staged, st.undo = nil, nil
+	st.changes = st.changes[:0]
 	return writeCtx{zxid: st.zxid, now: now, session: st.sessions[session]}
 }
 
@@ -66,6 +72,22 @@ func (st *state) rollback() {
 		st.undo[i]()
 	}
 	st.staged, st.undo = nil, nil
+	st.changes = st.changes[:0]
+}
+
+// record notes a change for the followers, when there are any, with a
+// copy of the node as the change left it.
+func (st *state) record(kind changeKind, zxid int64, path string, n *znode) {
+	if !st.replicate {
+		return
+	}
+	ch := change{kind: kind, zxid: zxid, path: path}
+	if n != nil {
+		snap := *n
+		snap.children = nil
+		ch.node = &snap
+	}
+	st.changes = append(st.changes, ch)
 }
 
 func (st *state) ids(session *sessionState) []authID {
@@ -205,6 +227,7 @@ func (st *state) create(ctx writeCtx, op createOp) (string, zk.Stat, error) {
 		}
 	})
 	st.staged = append(st.staged, st.watches.created(path)...)
+	st.record(changeAdd, ctx.zxid, path, n)
 	return path, n.stat(), nil
 }
 
@@ -254,6 +277,7 @@ func (st *state) removeNode(ctx writeCtx, path string) {
 		}
 	})
 	st.staged = append(st.staged, st.watches.deleted(path)...)
+	st.record(changeRemove, ctx.zxid, path, nil)
 }
 
 // setData applies a setData within ctx.
@@ -280,6 +304,7 @@ func (st *state) setData(ctx writeCtx, path string, data []byte, version int32) 
 		n.data, n.version, n.mzxid, n.mtime = old.data, old.version, old.mzxid, old.mtime
 	})
 	st.staged = append(st.staged, st.watches.changed(path)...)
+	st.record(changeData, ctx.zxid, path, n)
 	return n.stat(), nil
 }
 
@@ -325,6 +350,7 @@ func (st *state) setACL(ctx writeCtx, path string, acl []zk.ACL, version int32) 
 	n.acl = fixed
 	n.aversion++
 	st.undo = append(st.undo, func() { n.acl, n.aversion = oldACL, oldVersion })
+	st.record(changeACL, ctx.zxid, path, n)
 	return n.stat(), nil
 }
 
@@ -379,6 +405,13 @@ func (st *state) multi(ctx writeCtx, ops []any) ([]multiResult, error) {
 	return results, nil
 }
 
+// view is what a read sees: the tree and watch table of the ensemble member
+// the session is connected to, which may lag behind the leader.
+type view struct {
+	tree    *tree
+	watches watchTable
+}
+
 // read is the outcome of a read request.
 type read struct {
 	data     []byte
@@ -388,8 +421,8 @@ type read struct {
 }
 
 // getData reads a node, setting a data watch if asked and allowed.
-func (st *state) getData(session int64, path string, watch bool) (read, error) {
-	n := st.tree.get(path)
+func (st *state) getData(v view, session int64, path string, watch bool) (read, error) {
+	n := v.tree.get(path)
 	if n == nil {
 		return read{}, zk.ErrNoNode
 	}
@@ -397,18 +430,18 @@ func (st *state) getData(session int64, path string, watch bool) (read, error) {
 		return read{}, err
 	}
 	if watch {
-		addWatch(st.watches.data, path, session)
+		addWatch(v.watches.data, path, session)
 	}
 	return read{data: cloneBytes(n.data), stat: n.stat()}, nil
 }
 
 // exists stats a node, setting a data watch if asked, also on a missing
 // node (so that its creation fires it). Exists needs no permission.
-func (st *state) exists(session int64, path string, watch bool) (read, error) {
+func (st *state) exists(v view, session int64, path string, watch bool) (read, error) {
 	if watch {
-		addWatch(st.watches.data, path, session)
+		addWatch(v.watches.data, path, session)
 	}
-	n := st.tree.get(path)
+	n := v.tree.get(path)
 	if n == nil {
 		return read{}, zk.ErrNoNode
 	}
@@ -417,8 +450,8 @@ func (st *state) exists(session int64, path string, watch bool) (read, error) {
 
 // getChildren lists a node's children, setting a child watch if asked and
 // allowed.
-func (st *state) getChildren(session int64, path string, watch bool) (read, error) {
-	n := st.tree.get(path)
+func (st *state) getChildren(v view, session int64, path string, watch bool) (read, error) {
+	n := v.tree.get(path)
 	if n == nil {
 		return read{}, zk.ErrNoNode
 	}
@@ -426,7 +459,7 @@ func (st *state) getChildren(session int64, path string, watch bool) (read, erro
 		return read{}, err
 	}
 	if watch {
-		addWatch(st.watches.child, path, session)
+		addWatch(v.watches.child, path, session)
 	}
 	return read{children: n.sortedChildren(), stat: n.stat()}, nil
 }
@@ -434,8 +467,8 @@ func (st *state) getChildren(session int64, path string, watch bool) (read, erro
 // getACL returns a node's ACL. It needs READ or ADMIN, and a session
 // without ADMIN sees digest ids with the hash masked, as ZooKeeper 3.8 shows
 // them.
-func (st *state) getACL(session int64, path string) (read, error) {
-	n := st.tree.get(path)
+func (st *state) getACL(v view, session int64, path string) (read, error) {
+	n := v.tree.get(path)
 	if n == nil {
 		return read{}, zk.ErrNoNode
 	}

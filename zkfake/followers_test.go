@@ -1,0 +1,75 @@
+package zkfake_test
+
+import (
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zksim/zksim/zkfake"
+)
+
+func TestLaggingFollowerServesStaleReadsUntilSync(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := zkfake.NewServer(zkfake.WithEnsemble(3))
+		writer, _, _ := srv.Connect(10*time.Second, zkfake.WithMember(0))
+		reader, _, _ := srv.Connect(10*time.Second, zkfake.WithMember(2))
+		mustCreate(t, writer, "/x", 0)
+		if !exists(t, reader, "/x") {
+			t.Fatal("a follower that is not lagging missed a committed create")
+		}
+		_, _, watch, err := reader.GetW("/x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv.SetLagging(2, true)
+		if _, err := writer.Set("/x", []byte("new"), -1); err != nil {
+			t.Fatal(err)
+		}
+		data, _, _ := reader.Get("/x")
+		if string(data) != "" {
+			t.Fatalf("lagging follower read %q, want the stale empty value", data)
+		}
+		select {
+		case ev := <-watch:
+			t.Fatalf("watch fired (%v) before the follower applied the change", ev.Type)
+		default:
+		}
+		if _, err := reader.Sync("/x"); err != nil {
+			t.Fatal(err)
+		}
+		if ev := <-watch; ev.Type != zk.EventNodeDataChanged {
+			t.Fatalf("watch after sync: %v", ev.Type)
+		}
+		data, _, _ = reader.Get("/x")
+		if string(data) != "new" {
+			t.Fatalf("read after sync: %q, want %q", data, "new")
+		}
+	})
+}
+
+func TestLaggingFollowerShowsItsSessionsOwnWrites(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := zkfake.NewServer(zkfake.WithEnsemble(3))
+		other, _, _ := srv.Connect(10*time.Second, zkfake.WithMember(0))
+		self, _, _ := srv.Connect(10*time.Second, zkfake.WithMember(1))
+		srv.SetLagging(1, true)
+		mustCreate(t, other, "/theirs", 0)
+		mustCreate(t, self, "/mine", 0)
+		if !exists(t, self, "/mine") {
+			t.Fatal("a session did not read its own write")
+		}
+		// Applying its own write brought the member past the earlier one.
+		if !exists(t, self, "/theirs") {
+			t.Fatal("the follower skipped a write ordered before the session's own")
+		}
+		mustCreate(t, other, "/later", 0)
+		if exists(t, self, "/later") {
+			t.Fatal("a lagging follower showed a write it had not applied")
+		}
+		srv.SetLagging(1, false)
+		if !exists(t, self, "/later") {
+			t.Fatal("the follower did not catch up when its lag ended")
+		}
+	})
+}
