@@ -1,0 +1,32 @@
+// Package linearizability checks recorded histories of ZooKeeper clients
+// against sequential models, with porcupine
+// (github.com/anishathalye/porcupine) as the checker.
+//
+// A test records what its clients did with a [Recorder]: every operation's
+// call and return instants, the client, the input and the output. An
+// operation whose outcome the client never learned (it crashed, or the reply
+// was lost) is recorded as unknown: it keeps its call instant and never
+// returns, which lets the checker decide whether it took effect. In fake mode
+// the server's event log can settle such operations afterwards
+// ([Recorder.Settle] with a [GroundTruth]), which keeps checking fast.
+//
+// Two models are provided:
+//
+//   - [CheckMutex] checks a lock: Acquire, TryLock and Release by sessions,
+//     holds ended by session expiry, and writes to a resource the lock
+//     protects, with or without fencing tokens.
+//   - [CheckZnodes] checks create, delete, set, get, exists, children and
+//     sync on a small set of znodes, with exactly ZooKeeper's promise:
+//     writes are linearizable; a read may be stale, but never older than
+//     what its session already wrote or saw, nor than the state when the
+//     session's last sync was served.
+//
+// Both return a [Result] whose outcome is [Ok], [Illegal] or [Unknown] (the
+// check ran out of time). [Result.WriteReport] writes porcupine's HTML
+// visualization of the history, annotated with the injected faults.
+//
+// Timestamps come from the time package by default, so inside a
+// testing/synctest bubble they are virtual. Run the checks themselves outside
+// the bubble: porcupine's timeout is a timer, and virtual time does not
+// advance while the checker computes.
+package linearizability
