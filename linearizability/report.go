@@ -1,0 +1,109 @@
+package linearizability
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// DefaultReportDir is where reports go when the caller names no directory.
+func DefaultReportDir() string {
+	return filepath.Join(os.TempDir(), "zksim-linearizability")
+}
+
+// faultColors tells the faults apart in reports.
+var faultColors = map[FaultKind]string{
+	FaultCrash:     "#ff9191",
+	FaultExpiry:    "#ffc891",
+	FaultPartition: "#efaefc",
+	FaultLostReply: "#91c8ff",
+}
+
+// WriteReport writes porcupine's HTML visualization of the checked history
+// to a new file in dir (created if needed; [DefaultReportDir] when dir is
+// empty) and returns the file's path. The report shows each client's
+// operations on a timeline, the injected faults on their clients' rows (or
+// on a row of their own), and the longest linearizations the checker found:
+// for an illegal history, where each of them gets stuck.
+//
+// The check is run again, with the same timeout, to collect what the
+// visualization needs.
+func (r Result) WriteReport(dir string) (string, error) {
+	if r.model.Init == nil {
+		return "", errors.New("linearizability: WriteReport needs the Result of a check")
+	}
+	if dir == "" {
+		dir = DefaultReportDir()
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	_, info := porcupine.CheckOperationsVerbose(r.model, r.ops, r.timeout)
+	info.AddAnnotations(r.annotations())
+	f, err := os.CreateTemp(dir, r.name+"-*.html")
+	if err != nil {
+		return "", err
+	}
+	if err := porcupine.Visualize(r.model, info, f); err != nil {
+		f.Close()
+		return "", err
+	}
+	if err := f.Close(); err != nil {
+		return "", err
+	}
+	return f.Name(), nil
+}
+
+// annotations turns the faults into report annotations, and adds one
+// spanning the history that states the outcome.
+func (r Result) annotations() []porcupine.Annotation {
+	var annotations []porcupine.Annotation
+	first, last := int64(0), int64(0)
+	for i, op := range r.ops {
+		if i == 0 || op.Call < first {
+			first = op.Call
+		}
+		if op.Return != Never && op.Return > last {
+			last = op.Return
+		}
+	}
+	for _, f := range r.faults {
+		a := porcupine.Annotation{
+			ClientId:        f.ClientID,
+			Start:           f.Start,
+			End:             f.End,
+			Description:     string(f.Kind),
+			Details:         f.Detail,
+			BackgroundColor: faultColors[f.Kind],
+		}
+		if f.ClientID < 0 {
+			a.ClientId, a.Tag = 0, "faults"
+		}
+		annotations = append(annotations, a)
+		last = max(last, f.End)
+	}
+	annotations = append(annotations, porcupine.Annotation{
+		Tag:         "checker",
+		Start:       first,
+		End:         max(first, last),
+		Description: fmt.Sprintf("%s: %s", r.name, r.Outcome),
+		Details:     r.String(),
+	})
+	return annotations
+}
+
+// String summarizes the result.
+func (r Result) String() string {
+	return fmt.Sprintf("%s (%d operations, %d with unknown outcome)", r.Outcome, r.Operations, r.UnknownOperations)
+}
+
+// describeMetadata shows an operation's tag in reports.
+func describeMetadata(metadata any) string {
+	if tag, ok := metadata.(string); ok {
+		return "tag " + tag
+	}
+	return ""
+}
