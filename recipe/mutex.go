@@ -1,0 +1,522 @@
+package recipe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// ErrLockLost is returned by Unlock when the hold it would release was lost
+// first: the holder's session expired or was closed, or someone deleted the
+// holder's node. Another contender may have held the lock in the meantime, so
+// the caller's critical section may not have been exclusive to its end.
+var ErrLockLost = errors.New("recipe: lock was lost while held")
+
+// ErrNotLocked is returned by Unlock on a Mutex that does not hold the lock.
+// It is go-zookeeper's own value, so errors.Is(err, zk.ErrNotLocked) holds.
+var ErrNotLocked = zk.ErrNotLocked
+
+// DefaultNodeName is the name a Mutex gives its node after the protected
+// prefix: nodes are named "_c_<32 hex GUID>-__lock__<10-digit sequence>".
+// kazoo's Lock recognises contenders by "__lock__" before the sequence and
+// go-zookeeper's zk.Lock parses the digits after the last "__", so both see
+// these nodes as contenders.
+const DefaultNodeName = "__lock__"
+
+const (
+	defaultRetryTimeout      = 15 * time.Second
+	defaultStatePollInterval = 100 * time.Millisecond
+)
+
+// Mutex is a distributed lock: the ZooKeeper lock recipe with sequential
+// ephemeral nodes under one directory, where each contender waits for the
+// node just ahead of it.
+//
+// # Queue and herd
+//
+// Contenders are ordered by the ten-digit sequence suffix ZooKeeper appends
+// to their node names, never by the whole name (names begin with a random
+// GUID). A waiter watches only its predecessor (a GetW on that one node,
+// never a watch on the directory's children), so a release wakes exactly one
+// waiter. When the predecessor goes the waiter lists the directory again: the
+// predecessor may have been a waiter that crashed, not the holder.
+//
+// # Other lock implementations on the same path
+//
+// Every child whose name ends in ten digits is a contender; children without
+// such a suffix are ignored. A Mutex therefore excludes go-zookeeper's
+// zk.Lock ("lock-<seq>"), kazoo's Lock, WriteLock and ReadLock
+// ("<uuid>__lock__<seq>", "<uuid>__rlock__<seq>") and Curator's
+// InterProcessMutex ("_c_<uuid>-lock-<seq>") on the same path. Whether they
+// exclude a Mutex depends on how they read names, which is what "where their
+// naming allows" means:
+//   - zk.Lock reads the digits after the last "lock-", or else after the last
+//     "__", so it sees nodes of the default name and of WithNodeName("lock-").
+//     It fails outright on a child without such digits.
+//   - kazoo's Lock only counts children whose name has "__lock__" (or a
+//     pattern given in extra_lock_patterns) right before the digits: it sees
+//     the default name, not "lock-" nodes unless configured to.
+//   - Curator orders by the text after the last "lock-" and falls back to the
+//     whole name, so it orders a Mutex correctly only with
+//     WithNodeName("lock-"); kazoo then does not see the Mutex.
+//
+// A foreign child that happens to end in ten digits is taken for a
+// contender, so keep the lock's directory for locking.
+//
+// # Lost replies and expired sessions
+//
+// The node is created with a GUID in its name. When the create's reply is
+// lost the Mutex finds its node by that GUID, and adopts it only if the
+// node's ephemeralOwner is the current session (CURATOR-498): a node left by
+// an expired session is about to vanish, and taking it as ours would let the
+// next waiter hold the lock at the same time (CURATOR-604). Any further node
+// with the same GUID (a create that was applied after all) is deleted.
+//
+// # Holding
+//
+// While held, the Mutex watches its own node. Lost is closed when the hold is
+// lost: the node is deleted by anyone, or the session expires or is closed.
+// A dropped connection is not a loss — the session may well survive it — but
+// the hold is then Suspended: nobody can tell whether the lock is still held
+// until the client reconnects. The Mutex polls the Conn's State and
+// SessionID to see this (WithStatePollInterval), since the session's event
+// channel belongs to the application.
+//
+// A holder that must not act without the lock should, as Curator advises,
+// stop work when the state leaves MutexHeld (WithStateListener, or State),
+// resume only if it returns to MutexHeld, and abandon the work once Lost is
+// closed. Writes to other systems should carry Token, the fencing token, so
+// the other system can refuse a holder that has been superseded.
+//
+// # Reentrancy and goroutines
+//
+// The holder is the *Mutex handle, not a goroutine (Go has no goroutine
+// identity): Lock on a handle that holds the lock returns at once and counts
+// up, Unlock counts down and deletes the node when the count reaches zero.
+// Goroutines sharing one handle therefore share the hold; goroutines that
+// must exclude each other need a handle each. A Mutex is safe for concurrent
+// use; its Lock, TryLock and Unlock calls run one at a time.
+//
+// # Cleanup
+//
+// The Mutex deletes its node on every path that does not end in a hold: ctx
+// cancelled or past its deadline while waiting, an error after the create, a
+// TryLock that did not get the lock. Unlock during a connection loss retries
+// for a bounded time and, if that fails, keeps the hold so Unlock can be
+// called again; it never drops the state silently (CURATOR-678). No goroutine
+// of a Mutex outlives its hold: the one watching the node ends with Unlock or
+// with the loss.
+//
+// Compared with the implementations it interoperates with: go-zookeeper's
+// zk.Lock leaves its node behind when an error follows the create, cannot be
+// cancelled, errors on foreign children and trusts any node with its GUID;
+// kazoo's Lock also finds its node by UUID without checking the owner and
+// its release reports success for a lock that was lost; Curator's
+// InterProcessMutex is subject to CURATOR-498/604/678 above in the versions
+// those issues name. The Mutex checks the owner, reports ErrLockLost, and
+// keeps the hold when a release fails.
+type Mutex struct {
+	conn Conn
+	dir  string
+	cfg  mutexConfig
+
+	// gate serializes Lock, TryLock and Unlock on this handle: an acquisition
+	// must finish before a reentrant Lock can count up on it, and a release
+	// must finish before a Lock can tell whether the handle still holds.
+	gate chan struct{}
+
+	mu      sync.Mutex
+	hold    *hold    // nil when the handle holds nothing
+	orphans []string // own nodes whose deletion failed; retried on next Lock
+}
+
+// MutexState is where a Mutex's hold stands.
+type MutexState int
+
+const (
+	// MutexUnlocked: the handle holds nothing.
+	MutexUnlocked MutexState = iota
+	// MutexHeld: the handle holds the lock and its session is connected.
+	MutexHeld
+	// MutexSuspended: the handle held the lock when the connection dropped.
+	// It may still hold it; that is known only once the client reconnects.
+	MutexSuspended
+	// MutexLost: the hold was lost. Unlock reports ErrLockLost and resets
+	// the handle; the next Lock starts afresh.
+	MutexLost
+)
+
+// String returns the state's name.
+func (s MutexState) String() string {
+	switch s {
+	case MutexUnlocked:
+		return "unlocked"
+	case MutexHeld:
+		return "held"
+	case MutexSuspended:
+		return "suspended"
+	case MutexLost:
+		return "lost"
+	}
+	return fmt.Sprintf("MutexState(%d)", int(s))
+}
+
+// MutexOption configures a Mutex.
+type MutexOption func(*mutexConfig)
+
+type mutexConfig struct {
+	acl          []zk.ACL
+	nodeName     string
+	data         []byte
+	retryTimeout time.Duration
+	pollInterval time.Duration
+	listener     func(MutexState)
+	wakeHook     func(zk.Event)
+}
+
+// WithACL sets the ACL of the lock's nodes and of any parents the Mutex
+// creates. The default is zk.WorldACL(zk.PermAll).
+func WithACL(acl []zk.ACL) MutexOption {
+	return func(c *mutexConfig) { c.acl = acl }
+}
+
+// WithNodeName sets the name written between the protected prefix and the
+// sequence number; the default is DefaultNodeName. Use "lock-" to be ordered
+// correctly by Curator's InterProcessMutex. A name containing '/' makes Lock
+// and TryLock fail with zk.ErrInvalidPath.
+func WithNodeName(name string) MutexOption {
+	return func(c *mutexConfig) { c.nodeName = name }
+}
+
+// WithNodeData sets the data stored in the Mutex's node, for example an
+// identifier of the process, which other tools can read to see who holds or
+// waits for the lock (kazoo's identifier, zk.Lock's LockWithData).
+func WithNodeData(data []byte) MutexOption {
+	return func(c *mutexConfig) { c.data = data }
+}
+
+// WithRetryTimeout bounds how long the Mutex keeps retrying while the
+// connection is lost (zk.ErrConnectionClosed, zk.ErrNoServer) before it
+// reports the error: during Lock and TryLock (as well as ctx), in Unlock, and
+// when deleting its node after a failure. The default is 15s. Values <= 0
+// keep the default.
+func WithRetryTimeout(d time.Duration) MutexOption {
+	return func(c *mutexConfig) {
+		if d > 0 {
+			c.retryTimeout = d
+		}
+	}
+}
+
+// WithStatePollInterval sets how often a hold looks at the Conn's State and
+// SessionID to notice a dropped connection (MutexSuspended), a reconnection
+// (MutexHeld) or a new session (MutexLost). Node deletion and the expiry of
+// the session are noticed at once through the node's watch. The default is
+// 100ms. Values <= 0 keep the default.
+func WithStatePollInterval(d time.Duration) MutexOption {
+	return func(c *mutexConfig) {
+		if d > 0 {
+			c.pollInterval = d
+		}
+	}
+}
+
+// WithStateListener calls fn on every change of the Mutex's state, in order
+// and never concurrently: MutexHeld when a hold begins or a suspended hold
+// reconnects, MutexSuspended, MutexLost, and MutexUnlocked when a hold ends.
+// fn runs on the goroutine that made the change — the Mutex's own goroutine
+// for Suspended, Lost and resumption — so it must return promptly and must
+// not call Lock, TryLock or Unlock of the same Mutex; hand such work to
+// another goroutine.
+func WithStateListener(fn func(MutexState)) MutexOption {
+	return func(c *mutexConfig) { c.listener = fn }
+}
+
+// WithWakeHook calls fn with every event of a predecessor watch that wakes a
+// waiting Lock, before the Lock looks at the queue again. It exists to count
+// wakeups: a release must wake exactly one waiter.
+func WithWakeHook(fn func(zk.Event)) MutexOption {
+	return func(c *mutexConfig) { c.wakeHook = fn }
+}
+
+// NewMutex returns a Mutex for the lock whose nodes live under the directory
+// path. Nothing is sent to ZooKeeper until Lock or TryLock; missing parents
+// are created (persistent, with the Mutex's ACL) as needed then. A path that
+// ZooKeeper rejects makes Lock fail with the error ZooKeeper gives
+// (zk.ErrInvalidPath), never a panic.
+func NewMutex(conn Conn, path string, opts ...MutexOption) *Mutex {
+	cfg := mutexConfig{
+		acl:          zk.WorldACL(zk.PermAll),
+		nodeName:     DefaultNodeName,
+		retryTimeout: defaultRetryTimeout,
+		pollInterval: defaultStatePollInterval,
+	}
+	for _, opt := range opts {
+		opt(&cfg)
+	}
+	return &Mutex{conn: conn, dir: path, cfg: cfg, gate: make(chan struct{}, 1)}
+}
+
+// Lock blocks until the handle holds the lock, ctx is done, or an error
+// occurs that retrying cannot fix. On a handle that already holds the lock it
+// counts up and returns nil at once. On any error the handle's node is gone
+// (or, if even the deletion failed, will be retried by the next Lock) and
+// the error is returned: ctx.Err() if ctx ended the wait, zk.ErrClosing if the
+// Conn was closed, or the ZooKeeper error. A session that expires while Lock
+// waits is not an error: go-zookeeper carries on with a new session, and so
+// does Lock, with a new node at the back of the queue.
+//
+// Cancellation is seen between ZooKeeper requests; a request in flight ends
+// within the client's own timeouts.
+func (m *Mutex) Lock(ctx context.Context) error {
+	_, err := m.lock(ctx, true)
+	return err
+}
+
+// TryLock takes the lock only if it is free now, and never queues: it
+// returns false, with its node already deleted, when any contender is ahead.
+// On a handle that already holds the lock it counts up and returns true.
+func (m *Mutex) TryLock(ctx context.Context) (bool, error) {
+	return m.lock(ctx, false)
+}
+
+// Unlock releases one Lock: it counts down a reentrant hold and deletes the
+// node when the count reaches zero. It returns ErrNotLocked if the handle
+// holds nothing, and ErrLockLost if the hold was lost before the release
+// took effect; either way the handle is then unlocked. While the connection
+// is lost Unlock retries for the retry timeout (WithRetryTimeout); if that
+// is not enough it returns the error and the handle keeps its hold, so Unlock
+// can be called again.
+func (m *Mutex) Unlock() error {
+	ctx, cancel := context.WithTimeout(context.Background(), m.cfg.retryTimeout)
+	defer cancel()
+	return m.UnlockContext(ctx)
+}
+
+// UnlockContext is Unlock bounded by ctx instead of the retry timeout. If ctx
+// ends before the deletion is known to have happened, the handle keeps its
+// hold and the error says why.
+func (m *Mutex) UnlockContext(ctx context.Context) error {
+	m.mu.Lock()
+	held := m.hold != nil
+	m.mu.Unlock()
+	if !held {
+		return ErrNotLocked
+	}
+	if err := m.enter(ctx); err != nil {
+		return err
+	}
+	defer m.leave()
+
+	m.mu.Lock()
+	h := m.hold
+	switch {
+	case h == nil:
+		m.mu.Unlock()
+		return ErrNotLocked
+	case h.state == MutexLost:
+		m.hold = nil
+		m.mu.Unlock()
+		<-h.done
+		m.notify(MutexUnlocked)
+		return ErrLockLost
+	case h.count > 1:
+		h.count--
+		m.mu.Unlock()
+		return nil
+	}
+	h.releasing = true
+	m.mu.Unlock()
+
+	lost, err := m.release(ctx, h)
+	if err != nil {
+		m.mu.Lock()
+		h.releasing = false
+		m.mu.Unlock()
+		return fmt.Errorf("recipe: unlock %s: still held, call Unlock again: %w", h.node, err)
+	}
+	close(h.stop)
+	<-h.done
+	m.mu.Lock()
+	newlyLost := lost && h.state != MutexLost
+	if lost {
+		h.markLost()
+	}
+	m.hold = nil
+	m.mu.Unlock()
+	if newlyLost {
+		m.notify(MutexLost)
+	}
+	m.notify(MutexUnlocked)
+	if lost {
+		return ErrLockLost
+	}
+	return nil
+}
+
+// Token returns the fencing token of the current hold: the czxid of the
+// handle's node. Tokens of later holds of the same lock are larger, so a
+// system that remembers the largest token it has seen can refuse a holder
+// that has been superseded. Token returns 0 when the handle does not hold
+// the lock (unlocked, or the hold was lost).
+func (m *Mutex) Token() int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.hold == nil || m.hold.state == MutexLost {
+		return 0
+	}
+	return m.hold.token
+}
+
+// Lost returns a channel that is closed when the current hold is lost: its
+// node was deleted by anyone, or its session expired or was closed. A hold
+// that ends by Unlock leaves its channel open. Without a hold, Lost returns a
+// closed channel: the caller does not hold the lock.
+func (m *Mutex) Lost() <-chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.hold == nil {
+		return closedChan
+	}
+	return m.hold.lost
+}
+
+// State returns where the handle's hold stands.
+func (m *Mutex) State() MutexState {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.hold == nil {
+		return MutexUnlocked
+	}
+	return m.hold.state
+}
+
+// Path returns the lock's directory, as given to NewMutex.
+func (m *Mutex) Path() string { return m.dir }
+
+var closedChan = func() chan struct{} {
+	ch := make(chan struct{})
+	close(ch)
+	return ch
+}()
+
+// hold is one continuous holding of the lock by a handle, from the moment
+// its node came first to the Unlock that deletes it or the loss.
+type hold struct {
+	node    string // full path of the handle's node
+	guid    string // the GUID in the node's name
+	sweep   bool   // a create's reply was lost: look for strays on release
+	token   int64  // the node's czxid
+	session int64  // the session that owns the node
+	self    <-chan zk.Event
+
+	// Guarded by Mutex.mu.
+	count     int
+	state     MutexState
+	releasing bool // Unlock is deleting the node: its NodeDeleted is expected
+	goneEarly bool // the node's deletion was seen while releasing
+	unsure    bool // a Delete was sent whose reply was lost
+	lostOnce  sync.Once
+
+	lost chan struct{} // closed when the hold is lost
+	stop chan struct{} // closed by Unlock to end the watching goroutine
+	done chan struct{} // closed when the watching goroutine has ended
+}
+
+// markLost records the loss; m.mu must be held.
+func (h *hold) markLost() {
+	h.state = MutexLost
+	h.lostOnce.Do(func() { close(h.lost) })
+}
+
+// enter takes the handle's gate, or gives up when ctx is done.
+func (m *Mutex) enter(ctx context.Context) error {
+	select {
+	case m.gate <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (m *Mutex) leave() { <-m.gate }
+
+func (m *Mutex) notify(s MutexState) {
+	if m.cfg.listener != nil {
+		m.cfg.listener(s)
+	}
+}
+
+func (m *Mutex) lock(ctx context.Context, wait bool) (bool, error) {
+	if err := m.enter(ctx); err != nil {
+		return false, err
+	}
+	defer m.leave()
+	if m.reenter() {
+		return true, nil
+	}
+	if strings.Contains(m.cfg.nodeName, "/") {
+		return false, zk.ErrInvalidPath
+	}
+	m.retryOrphans()
+	if !wait {
+		busy, err := m.busy(ctx)
+		if err != nil || busy {
+			return false, err
+		}
+	}
+	h, err := m.acquire(ctx, wait)
+	if err != nil || h == nil {
+		return false, err
+	}
+	m.mu.Lock()
+	m.hold = h
+	m.mu.Unlock()
+	m.notify(MutexHeld)
+	go m.watchHold(h)
+	return true, nil
+}
+
+// reenter counts up a live hold. A lost hold is discarded, so the caller
+// starts afresh.
+func (m *Mutex) reenter() bool {
+	m.mu.Lock()
+	h := m.hold
+	if h == nil {
+		m.mu.Unlock()
+		return false
+	}
+	if h.state != MutexLost {
+		h.count++
+		m.mu.Unlock()
+		return true
+	}
+	m.hold = nil
+	m.mu.Unlock()
+	<-h.done
+	m.notify(MutexUnlocked)
+	return false
+}
+
+// busy reports whether the lock has any contender now, so TryLock can give
+// up without putting a node in the queue (which would wake whoever is
+// queued behind it when it is deleted again).
+func (m *Mutex) busy(ctx context.Context) (bool, error) {
+	var children []string
+	err := retryLoss(ctx, m.cfg.retryTimeout, func() (err error) {
+		children, _, err = m.conn.Children(m.dir)
+		return err
+	})
+	if errors.Is(err, zk.ErrNoNode) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return len(queueOrder(children)) > 0, nil
+}

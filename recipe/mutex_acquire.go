@@ -1,0 +1,376 @@
+package recipe
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// Acquisition, as the ZooKeeper lock recipe has it, plus the recovery the
+// recipe leaves out:
+//
+//  1. create "_c_<guid>-<name>" ephemeral and sequential, making parents on
+//     ErrNoNode and finding the node by GUID when the reply is lost;
+//  2. ExistsW on the own node: proves the node's ephemeralOwner is the
+//     current session, reads the czxid for the fencing token, and arms the
+//     watch that reports the hold's loss later;
+//  3. list the directory; first in sequence order holds the lock;
+//  4. otherwise GetW the predecessor (GetW leaves no watch behind when the
+//     node is already gone) and wait; on its event go back to 3.
+//
+// Uncontended that is 3 requests, plus the Delete of Unlock; a waiter adds a
+// GetW and a listing per wakeup, however long the queue.
+
+// acquire queues a node and, if wait, waits until it is first. It returns the
+// new hold, or nil and no error when !wait and someone is ahead.
+func (m *Mutex) acquire(ctx context.Context, wait bool) (*hold, error) {
+	if m.dir == "" {
+		return nil, zk.ErrInvalidPath
+	}
+	for {
+		c, err := m.create(ctx)
+		if err != nil {
+			return nil, err
+		}
+		h, again, err := m.queue(ctx, c, wait)
+		if !again {
+			return h, err
+		}
+		// The node went (session expired, or deleted by someone) before the
+		// lock was ours: join the queue again with a new node.
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// created is the outcome of a protected create.
+type created struct {
+	guid  string
+	node  string // full path
+	lossy bool   // a create's reply was lost: a stray twin may appear later
+}
+
+// create makes the handle's node. When a reply is lost it looks for a node
+// carrying its GUID; queue then checks that node's owner.
+func (m *Mutex) create(ctx context.Context) (created, error) {
+	guid, err := newGUID()
+	if err != nil {
+		return created{}, err
+	}
+	prefix := joinPath(m.dir, protectedPrefix+guid+"-"+m.cfg.nodeName)
+	lossy := false
+	parentTries := 0
+	var troubleSince time.Time
+	backoff := firstBackoff
+	for {
+		node, err := m.conn.Create(prefix, m.cfg.data, zk.FlagEphemeral|zk.FlagSequence, m.cfg.acl)
+		switch {
+		case err == nil:
+			return created{guid: guid, node: node, lossy: lossy}, nil
+		case errors.Is(err, zk.ErrNoNode) && parentTries < 3:
+			// Someone may delete the directory again between our creates;
+			// a few rounds tell a race from a directory that cannot stay.
+			parentTries++
+			if err := m.makeParents(ctx); err != nil {
+				return created{}, err
+			}
+			continue
+		case isConnectionLoss(err):
+			lossy = true
+			node, ferr := m.findByGUID(ctx, guid)
+			if ferr != nil {
+				return created{}, ferr
+			}
+			if node != "" {
+				return created{guid: guid, node: node, lossy: true}, nil
+			}
+		case errors.Is(err, zk.ErrSessionExpired):
+			// The node, if made, went with the session; go-zookeeper is
+			// opening a new one, in which the create is simply repeated.
+		default:
+			return created{}, err
+		}
+		now := time.Now()
+		if troubleSince.IsZero() {
+			troubleSince = now
+		}
+		if now.Sub(troubleSince) >= m.cfg.retryTimeout {
+			return created{}, err
+		}
+		if ctxErr := pause(ctx, backoff); ctxErr != nil {
+			return created{}, fmt.Errorf("%w (while creating the lock node: %w)", ctxErr, err)
+		}
+		backoff = min(2*backoff, maxBackoff)
+	}
+}
+
+// findByGUID returns the first node in the directory whose name carries
+// guid, or "" if there is none. It does not check the node's owner: queue
+// does, before it counts the node as ours.
+func (m *Mutex) findByGUID(ctx context.Context, guid string) (string, error) {
+	var children []string
+	err := retryLoss(ctx, m.cfg.retryTimeout, func() (err error) {
+		children, _, err = m.conn.Children(m.dir)
+		return err
+	})
+	if errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrSessionExpired) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	mark := protectedPrefix + guid + "-"
+	for _, c := range queueOrder(children) {
+		if strings.HasPrefix(c.name, mark) {
+			return joinPath(m.dir, c.name), nil
+		}
+	}
+	return "", nil
+}
+
+// queue waits until c.node is first (or, if !wait, looks once). again means
+// the node is gone before it got the lock and the caller should start over.
+func (m *Mutex) queue(ctx context.Context, c created, wait bool) (h *hold, again bool, err error) {
+	name := baseName(c.node)
+	mark := protectedPrefix + c.guid + "-"
+
+	exists, stat, self, err := m.watchOwn(ctx, c.node)
+	if err != nil {
+		return m.abandon(c.node, err)
+	}
+	if !exists {
+		return nil, true, nil
+	}
+	if stat.EphemeralOwner != m.conn.SessionID() {
+		// The node carries our GUID but belongs to a session that has
+		// expired: it is about to vanish, and holding it would let the
+		// next contender in while we think we hold (CURATOR-498, -604).
+		return m.startOver(c.node)
+	}
+	session, token := stat.EphemeralOwner, stat.Czxid
+
+	for {
+		var children []string
+		err := retryLoss(ctx, m.cfg.retryTimeout, func() (err error) {
+			children, _, err = m.conn.Children(m.dir)
+			return err
+		})
+		if err != nil {
+			return m.abandon(c.node, err)
+		}
+		pred, present, strays := predecessor(children, name, mark)
+		if len(strays) > 0 {
+			// Our own twins from a create whose lost reply was applied after
+			// all: remove them, or one would hold the lock for nobody.
+			for _, s := range strays {
+				if err := m.cleanup(joinPath(m.dir, s)); err != nil {
+					return m.abandon(c.node, err)
+				}
+			}
+			continue
+		}
+		if !present {
+			return nil, true, nil
+		}
+		if pred == "" {
+			return &hold{
+				node:    c.node,
+				guid:    c.guid,
+				sweep:   c.lossy,
+				token:   token,
+				session: session,
+				self:    self,
+				count:   1,
+				state:   MutexHeld,
+				lost:    make(chan struct{}),
+				stop:    make(chan struct{}),
+				done:    make(chan struct{}),
+			}, false, nil
+		}
+		if !wait {
+			if err := m.cleanup(c.node); err != nil {
+				return nil, false, err
+			}
+			return nil, false, nil
+		}
+
+		var predWatch <-chan zk.Event
+		err = retryLoss(ctx, m.cfg.retryTimeout, func() (err error) {
+			_, _, predWatch, err = m.conn.GetW(joinPath(m.dir, pred))
+			return err
+		})
+		if errors.Is(err, zk.ErrNoNode) {
+			continue // gone already: look again
+		}
+		if err != nil {
+			return m.abandon(c.node, err)
+		}
+
+	wait:
+		for {
+			select {
+			case ev := <-predWatch:
+				if m.cfg.wakeHook != nil {
+					m.cfg.wakeHook(ev)
+				}
+				if ev.Type == zk.EventNotWatching {
+					return m.abandon(c.node, ev.Err)
+				}
+				// Deleted (or changed): the predecessor may have been a
+				// waiter that crashed, not the holder, so look again.
+				break wait
+			case ev := <-self:
+				switch ev.Type {
+				case zk.EventNodeDeleted:
+					return nil, true, nil
+				case zk.EventNotWatching:
+					return m.abandon(c.node, ev.Err)
+				}
+				// Someone changed our node's data: the watch is spent, arm
+				// it again and make sure the node is still ours.
+				exists, stat, self, err = m.watchOwn(ctx, c.node)
+				if err != nil {
+					return m.abandon(c.node, err)
+				}
+				if !exists {
+					return nil, true, nil
+				}
+				if stat.EphemeralOwner != session {
+					return m.startOver(c.node)
+				}
+			case <-ctx.Done():
+				if err := m.cleanup(c.node); err != nil {
+					return nil, false, errors.Join(ctx.Err(), err)
+				}
+				return nil, false, ctx.Err()
+			}
+		}
+	}
+}
+
+// predecessor finds, in a listing of the lock directory, the contender just
+// ahead of name ("" if name is first), whether name is there at all, and any
+// other children carrying our GUID mark (strays).
+func predecessor(children []string, name, mark string) (pred string, present bool, strays []string) {
+	for _, c := range queueOrder(children) {
+		switch {
+		case c.name == name:
+			present = true
+		case strings.HasPrefix(c.name, mark):
+			strays = append(strays, c.name)
+		case !present:
+			pred = c.name
+		}
+	}
+	return pred, present, strays
+}
+
+// watchOwn reads the own node's stat and sets the watch that reports its
+// deletion (and, in go-zookeeper, the session's expiry or closing).
+func (m *Mutex) watchOwn(ctx context.Context, node string) (exists bool, stat *zk.Stat, watch <-chan zk.Event, err error) {
+	err = retryLoss(ctx, m.cfg.retryTimeout, func() (err error) {
+		exists, stat, watch, err = m.conn.ExistsW(node)
+		return err
+	})
+	return exists, stat, watch, err
+}
+
+// abandon gives up on node after err. An expired session took the node with
+// it and go-zookeeper carries on with a new session, so the caller starts
+// over; after any other error the node is deleted and err returned.
+func (m *Mutex) abandon(node string, err error) (*hold, bool, error) {
+	switch {
+	case errors.Is(err, zk.ErrSessionExpired):
+		return nil, true, nil
+	case errors.Is(err, zk.ErrClosing):
+		// The Conn was closed: closing the session deletes the node.
+		return nil, false, err
+	}
+	if cerr := m.cleanup(node); cerr != nil {
+		return nil, false, errors.Join(err, cerr)
+	}
+	return nil, false, err
+}
+
+// startOver deletes a node that is not (or no longer) ours to use and asks
+// the caller to queue afresh.
+func (m *Mutex) startOver(node string) (*hold, bool, error) {
+	if err := m.cleanup(node); err != nil {
+		return nil, false, err
+	}
+	return nil, true, nil
+}
+
+// cleanup deletes one of the handle's nodes, retrying through connection
+// loss for the retry timeout (the caller's ctx may be the reason for the
+// cleanup, so it is not used). A node it cannot delete is remembered and
+// tried again by the next Lock or TryLock; the error says so.
+func (m *Mutex) cleanup(node string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), m.cfg.retryTimeout)
+	defer cancel()
+	err := retryLoss(ctx, m.cfg.retryTimeout, func() error {
+		return m.conn.Delete(node, -1)
+	})
+	if err == nil || goneWithSession(err) {
+		return nil
+	}
+	m.mu.Lock()
+	m.orphans = append(m.orphans, node)
+	m.mu.Unlock()
+	return fmt.Errorf("recipe: could not delete lock node %s (retried on the next Lock): %w", node, err)
+}
+
+// goneWithSession reports whether a Delete's error means the node is gone
+// or going without our help.
+func goneWithSession(err error) bool {
+	return errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrSessionExpired) || errors.Is(err, zk.ErrClosing)
+}
+
+// retryOrphans tries once more to delete nodes an earlier cleanup could not.
+func (m *Mutex) retryOrphans() {
+	m.mu.Lock()
+	orphans := m.orphans
+	m.orphans = nil
+	m.mu.Unlock()
+	var keep []string
+	for _, node := range orphans {
+		if err := m.conn.Delete(node, -1); err != nil && !goneWithSession(err) {
+			keep = append(keep, node)
+		}
+	}
+	m.mu.Lock()
+	m.orphans = append(m.orphans, keep...)
+	m.mu.Unlock()
+}
+
+// makeParents creates the lock directory and its missing ancestors as
+// persistent nodes. A parent made meanwhile by someone else is fine.
+func (m *Mutex) makeParents(ctx context.Context) error {
+	for _, p := range ancestors(m.dir) {
+		err := retryLoss(ctx, m.cfg.retryTimeout, func() error {
+			_, err := m.conn.Create(p, nil, 0, m.cfg.acl)
+			return err
+		})
+		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			return err
+		}
+	}
+	return nil
+}
+
+// newGUID returns 32 random hex digits, the GUID format of go-zookeeper's
+// protected nodes.
+func newGUID() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b[:]), nil
+}

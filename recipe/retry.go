@@ -1,0 +1,65 @@
+package recipe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+const (
+	// firstBackoff and maxBackoff bound the pause between attempts while the
+	// connection is down. go-zookeeper queues a request made while it is
+	// reconnecting, so the pause only keeps a closed connection from spinning.
+	firstBackoff = 10 * time.Millisecond
+	maxBackoff   = 500 * time.Millisecond
+)
+
+// isConnectionLoss reports whether err means the request's outcome is
+// unknown because the connection dropped: the server may or may not have
+// applied it. ErrClosing (the Conn was closed by its owner) is final and is
+// not a connection loss.
+func isConnectionLoss(err error) bool {
+	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer)
+}
+
+// retryLoss runs op until it returns anything but a connection loss, ctx is
+// done, or connection losses have gone on for longer than limit (if limit is
+// positive). op must be
+// safe to repeat after a loss; callers that create or delete check the
+// outcome themselves.
+func retryLoss(ctx context.Context, limit time.Duration, op func() error) error {
+	var lossSince time.Time
+	backoff := firstBackoff
+	for {
+		err := op()
+		if !isConnectionLoss(err) {
+			return err
+		}
+		now := time.Now()
+		if lossSince.IsZero() {
+			lossSince = now
+		}
+		if limit > 0 && now.Sub(lossSince) >= limit {
+			return err
+		}
+		if ctxErr := pause(ctx, backoff); ctxErr != nil {
+			return fmt.Errorf("%w (while the connection was lost: %w)", ctxErr, err)
+		}
+		backoff = min(2*backoff, maxBackoff)
+	}
+}
+
+// pause waits for d or until ctx is done, whichever comes first.
+func pause(ctx context.Context, d time.Duration) error {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return nil
+	}
+}

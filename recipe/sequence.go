@@ -1,0 +1,117 @@
+package recipe
+
+import (
+	"errors"
+	"slices"
+	"strings"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// sequenceDigits is the width of the counter ZooKeeper appends to the name of
+// a sequential znode ("%010d").
+const sequenceDigits = 10
+
+// protectedPrefix begins the name of a protected node, as in go-zookeeper's
+// CreateProtectedEphemeralSequential and Curator's withProtection: the
+// prefix, a random GUID, a dash, then the lock's node name.
+const protectedPrefix = "_c_"
+
+// parseSequence returns the sequence number a child name ends with, and
+// whether it ends with one at all. Only the last ten characters count:
+// protected names begin with a random GUID, so comparing whole names would
+// order contenders by chance rather than by arrival.
+func parseSequence(name string) (int64, bool) {
+	if len(name) < sequenceDigits {
+		return 0, false
+	}
+	var seq int64
+	for _, c := range name[len(name)-sequenceDigits:] {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		seq = seq*10 + int64(c-'0')
+	}
+	return seq, true
+}
+
+// contender is one child of a lock directory that takes part in the queue.
+type contender struct {
+	name string
+	seq  int64
+}
+
+// queueOrder returns the children that carry a sequence suffix, ordered by
+// that suffix. Children without one are not contenders and are left out.
+func queueOrder(children []string) []contender {
+	queue := make([]contender, 0, len(children))
+	for _, name := range children {
+		if seq, ok := parseSequence(name); ok {
+			queue = append(queue, contender{name: name, seq: seq})
+		}
+	}
+	slices.SortFunc(queue, func(a, b contender) int {
+		if a.seq != b.seq {
+			if a.seq < b.seq {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	return queue
+}
+
+// Contenders returns the names (last path element) of the nodes queued for
+// the lock at path, in queue order: the first is the holder, the rest wait in
+// the order they will get it. Every child whose name ends in a ten-digit
+// sequence number counts, so nodes of go-zookeeper's zk.Lock, kazoo's Lock
+// and Curator's InterProcessMutex on the same path are listed too; other
+// children are left out. A lock path that does not exist has no contenders.
+// Invalid paths get the error ZooKeeper gives for them (zk.ErrInvalidPath).
+func Contenders(conn Conn, path string) ([]string, error) {
+	children, _, err := conn.Children(path)
+	if errors.Is(err, zk.ErrNoNode) {
+		return []string{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	queue := queueOrder(children)
+	names := make([]string, len(queue))
+	for i, c := range queue {
+		names[i] = c.name
+	}
+	return names, nil
+}
+
+// joinPath joins a directory and a child name the way ZooKeeper paths join:
+// the root has no trailing slash to add. Any other malformed directory is
+// passed on as is, so the server's (or client's) own validation rejects it
+// with the error ZooKeeper gives.
+func joinPath(dir, name string) string {
+	if dir == "/" {
+		return "/" + name
+	}
+	return dir + "/" + name
+}
+
+// baseName returns the last element of a znode path.
+func baseName(path string) string {
+	return path[strings.LastIndexByte(path, '/')+1:]
+}
+
+// ancestors returns dir and each of its ancestors below the root, outermost
+// first: "/a/b/c" gives "/a", "/a/b", "/a/b/c".
+func ancestors(dir string) []string {
+	var paths []string
+	for i := 1; i < len(dir); i++ {
+		if dir[i] == '/' {
+			paths = append(paths, dir[:i])
+		}
+	}
+	if dir != "/" {
+		paths = append(paths, dir)
+	}
+	return paths
+}
