@@ -49,7 +49,6 @@ type Conn struct {
 	notice      timer         // when a partitioned client notices
 	dial        timer         // the next reconnect attempt
 	creds       []credential
-	calls       map[string]int // calls made, by op, for lost-reply rules
 }
 
 var _ recipe.Conn = (*Conn)(nil)
@@ -226,10 +225,6 @@ func (c *Conn) exchange(op, path string, size int, apply func(st *state) error) 
 			}
 		}
 	}
-	if c.calls == nil {
-		c.calls = map[string]int{}
-	}
-	c.calls[op]++
 	if size+4 > clientBuffer {
 		// go-zookeeper cannot even encode it; nothing is sent.
 		return zk.ErrShortBuffer
@@ -257,17 +252,21 @@ func (c *Conn) exchange(op, path string, size int, apply func(st *state) error) 
 }
 
 // write runs a write transaction for this session: it takes a zxid, runs
-// body, logs it and delivers the watches it fired. Called inside exchange.
-func (c *Conn) write(st *state, op, path, input string, body func(ctx writeCtx) (string, error)) error {
+// body, logs it and delivers the watches it fired. input renders the
+// request for the log, and is called only when the log is on. Called inside
+// exchange.
+func (c *Conn) write(st *state, op, path string, input func() string, body func(ctx writeCtx) (string, zk.Stat, error)) error {
 	ctx := st.begin(c.session, c.srv.now())
-	result, err := body(ctx)
+	result, stat, err := body(ctx)
 	var ns []notification
 	if err != nil {
 		st.rollback()
 	} else {
 		ns = st.commit()
 	}
-	c.srv.log.add(Record{Kind: RecordOp, Session: c.session, Zxid: ctx.zxid, Op: op, Path: path, Input: input, Result: result, Err: err})
+	if c.srv.log.enabled {
+		c.srv.log.add(Record{Kind: RecordOp, Session: c.session, Zxid: ctx.zxid, Op: op, Path: path, Input: input(), Result: result, Stat: stat, Err: err})
+	}
 	c.srv.deliver(ns, ctx.zxid)
 	c.srv.replicate()
 	if m := c.srv.memberOf(c); m.applied < ctx.zxid {
@@ -282,8 +281,10 @@ func (c *Conn) write(st *state, op, path, input string, body func(ctx writeCtx) 
 }
 
 // readOp logs a read. Called inside exchange.
-func (c *Conn) readOp(op, path, result string, err error) {
-	c.srv.log.add(Record{Kind: RecordOp, Session: c.session, Zxid: c.srv.memberOf(c).applied, Op: op, Path: path, Result: result, Err: err})
+func (c *Conn) readOp(op, path string, stat zk.Stat, err error) {
+	if c.srv.log.enabled {
+		c.srv.log.add(Record{Kind: RecordOp, Session: c.session, Zxid: c.srv.memberOf(c).applied, Op: op, Path: path, Stat: stat, Err: err})
+	}
 }
 
 // bounce drops the connection and reconnects at once, as the client does
@@ -531,10 +532,11 @@ func (c *Conn) Create(path string, data []byte, flags int32, acl []zk.ACL) (stri
 func (c *Conn) create(op string, req createOp, size int) (string, error) {
 	var created string
 	err := c.exchange(op, req.path, size, func(st *state) error {
-		return c.write(st, op, req.path, fmt.Sprintf("flags=%d data=%q", req.flags, req.data), func(ctx writeCtx) (string, error) {
-			p, _, err := st.create(ctx, req)
+		input := func() string { return fmt.Sprintf("flags=%d data=%q", req.flags, req.data) }
+		return c.write(st, op, req.path, input, func(ctx writeCtx) (string, zk.Stat, error) {
+			p, stat, err := st.create(ctx, req)
 			created = p
-			return p, err
+			return p, stat, err
 		})
 	})
 	if err != nil {
@@ -626,8 +628,9 @@ func (c *Conn) Delete(path string, version int32) error {
 		return err
 	}
 	return c.exchange("delete", path, headerSize+stringSize(path)+4, func(st *state) error {
-		return c.write(st, "delete", path, fmt.Sprintf("version=%d", version), func(ctx writeCtx) (string, error) {
-			return "", st.delete(ctx, path, version)
+		input := func() string { return fmt.Sprintf("version=%d", version) }
+		return c.write(st, "delete", path, input, func(ctx writeCtx) (string, zk.Stat, error) {
+			return "", zk.Stat{}, st.delete(ctx, path, version)
 		})
 	})
 }
@@ -642,7 +645,7 @@ func (c *Conn) Exists(path string) (bool, *zk.Stat, error) {
 	err := c.exchange("exists", path, headerSize+stringSize(path)+1, func(st *state) error {
 		var err error
 		r, err = st.exists(c.srv.viewOf(c), c.session, path, false)
-		c.readOp("exists", path, statSummary(r.stat), err)
+		c.readOp("exists", path, r.stat, err)
 		return err
 	})
 	if err == zk.ErrConnectionClosed {
@@ -665,7 +668,7 @@ func (c *Conn) ExistsW(path string) (bool, *zk.Stat, <-chan zk.Event, error) {
 	err := c.exchange("exists", path, headerSize+stringSize(path)+1, func(st *state) error {
 		var err error
 		r, err = st.exists(c.srv.viewOf(c), c.session, path, true)
-		c.readOp("existsW", path, statSummary(r.stat), err)
+		c.readOp("existsW", path, r.stat, err)
 		switch err {
 		case nil:
 			ech = c.addWatcher(path, watchData)
@@ -714,7 +717,7 @@ func (c *Conn) getData(path string, watch bool, ech *<-chan zk.Event) (read, err
 	err := c.exchange("getData", path, headerSize+stringSize(path)+1, func(st *state) error {
 		var err error
 		r, err = st.getData(c.srv.viewOf(c), c.session, path, watch)
-		c.readOp("getData", path, statSummary(r.stat), err)
+		c.readOp("getData", path, r.stat, err)
 		if err == nil && watch {
 			*ech = c.addWatcher(path, watchData)
 		}
@@ -730,10 +733,11 @@ func (c *Conn) Set(path string, data []byte, version int32) (*zk.Stat, error) {
 	}
 	var stat zk.Stat
 	err := c.exchange("setData", path, headerSize+stringSize(path)+bytesSize(data)+4, func(st *state) error {
-		return c.write(st, "setData", path, fmt.Sprintf("version=%d data=%q", version, data), func(ctx writeCtx) (string, error) {
+		input := func() string { return fmt.Sprintf("version=%d data=%q", version, data) }
+		return c.write(st, "setData", path, input, func(ctx writeCtx) (string, zk.Stat, error) {
 			var err error
 			stat, err = st.setData(ctx, path, data, version)
-			return statSummary(stat), err
+			return "", stat, err
 		})
 	})
 	if err == zk.ErrConnectionClosed {
@@ -773,7 +777,7 @@ func (c *Conn) getChildren(path string, watch bool, ech *<-chan zk.Event) (read,
 	err := c.exchange("getChildren", path, headerSize+stringSize(path)+1, func(st *state) error {
 		var err error
 		r, err = st.getChildren(c.srv.viewOf(c), c.session, path, watch)
-		c.readOp("getChildren", path, strings.Join(r.children, ","), err)
+		c.readOp("getChildren", path, r.stat, err)
 		if err == nil && watch {
 			*ech = c.addWatcher(path, watchChild)
 		}
@@ -791,7 +795,7 @@ func (c *Conn) GetACL(path string) ([]zk.ACL, *zk.Stat, error) {
 	err := c.exchange("getACL", path, headerSize+stringSize(path), func(st *state) error {
 		var err error
 		r, err = st.getACL(c.srv.viewOf(c), c.session, path)
-		c.readOp("getACL", path, fmt.Sprint(r.acl), err)
+		c.readOp("getACL", path, r.stat, err)
 		return err
 	})
 	if err == zk.ErrConnectionClosed {
@@ -807,10 +811,11 @@ func (c *Conn) SetACL(path string, acl []zk.ACL, version int32) (*zk.Stat, error
 	}
 	var stat zk.Stat
 	err := c.exchange("setACL", path, headerSize+stringSize(path)+aclSize(acl)+4, func(st *state) error {
-		return c.write(st, "setACL", path, fmt.Sprintf("version=%d acl=%v", version, acl), func(ctx writeCtx) (string, error) {
+		input := func() string { return fmt.Sprintf("version=%d acl=%v", version, acl) }
+		return c.write(st, "setACL", path, input, func(ctx writeCtx) (string, zk.Stat, error) {
 			var err error
 			stat, err = st.setACL(ctx, path, acl, version)
-			return statSummary(stat), err
+			return "", stat, err
 		})
 	})
 	if err == zk.ErrConnectionClosed {
@@ -827,7 +832,7 @@ func (c *Conn) Sync(path string) (string, error) {
 	}
 	err := c.exchange("sync", path, headerSize+stringSize(path), func(st *state) error {
 		c.srv.catchUp(c.srv.memberOf(c), st.zxid)
-		c.readOp("sync", path, "", nil)
+		c.readOp("sync", path, zk.Stat{}, nil)
 		return nil
 	})
 	if err != nil {
@@ -842,31 +847,24 @@ func (c *Conn) Sync(path string) (string, error) {
 // zk.ErrBadArguments.
 func (c *Conn) Multi(ops ...interface{}) ([]zk.MultiResponse, error) {
 	size := headerSize + 9
-	var desc []string
 	for _, op := range ops {
 		switch op := op.(type) {
 		case *zk.CreateRequest:
 			size += 9 + createSize(op.Path, op.Data, op.Acl) - headerSize
-			desc = append(desc, fmt.Sprintf("create %s flags=%d", op.Path, op.Flags))
 		case *zk.SetDataRequest:
 			size += 9 + stringSize(op.Path) + bytesSize(op.Data) + 4
-			desc = append(desc, fmt.Sprintf("setData %s version=%d", op.Path, op.Version))
-		case *zk.DeleteRequest:
-			size += 9 + stringSize(op.Path) + 4
-			desc = append(desc, fmt.Sprintf("delete %s version=%d", op.Path, op.Version))
-		case *zk.CheckVersionRequest:
-			size += 9 + stringSize(op.Path) + 4
-			desc = append(desc, fmt.Sprintf("check %s version=%d", op.Path, op.Version))
+		case *zk.DeleteRequest, *zk.CheckVersionRequest:
+			size += 9 + stringSize(multiPath(op)) + 4
 		default:
 			return nil, fmt.Errorf("unknown operation type %T", op)
 		}
 	}
 	var results []multiResult
-	err := c.exchange("multi", "", size, func(st *state) error {
-		return c.write(st, "multi", "", strings.Join(desc, "; "), func(ctx writeCtx) (string, error) {
+	err := c.exchange("multi", multiPath(firstOf(ops)), size, func(st *state) error {
+		return c.write(st, "multi", "", func() string { return describeMulti(ops) }, func(ctx writeCtx) (string, zk.Stat, error) {
 			var err error
 			results, err = st.multi(ctx, ops)
-			return fmt.Sprint(len(results), " results"), err
+			return "", zk.Stat{}, err
 		})
 	})
 	if err == zk.ErrConnectionClosed {
@@ -886,7 +884,7 @@ func (c *Conn) AddAuth(scheme string, auth []byte) error {
 	refused := false
 	err := c.exchange("setAuth", "", headerSize+4+stringSize(scheme)+bytesSize(auth), func(st *state) error {
 		err := st.addAuth(c.session, scheme, auth)
-		c.readOp("setAuth", scheme, "", err)
+		c.readOp("setAuth", scheme, zk.Stat{}, err)
 		refused = err == zk.ErrAuthFailed
 		return err
 	})
@@ -922,13 +920,50 @@ func (c *Conn) Reconfig(members []string, version int64) (*zk.Stat, error) {
 
 func (c *Conn) reconfig() (*zk.Stat, error) {
 	err := c.exchange("reconfig", "", headerSize, func(st *state) error {
-		return c.write(st, "reconfig", "", "", func(writeCtx) (string, error) { return "", zk.ErrReconfigDisabled })
+		return c.write(st, "reconfig", "", func() string { return "" }, func(writeCtx) (string, zk.Stat, error) {
+			return "", zk.Stat{}, zk.ErrReconfigDisabled
+		})
 	})
 	return &zk.Stat{}, err
 }
 
-// statSummary renders the fields of a stat the event log shows.
-func statSummary(s zk.Stat) string {
-	return fmt.Sprintf("czxid=%d mzxid=%d pzxid=%d version=%d cversion=%d aversion=%d owner=%#x len=%d children=%d",
-		s.Czxid, s.Mzxid, s.Pzxid, s.Version, s.Cversion, s.Aversion, s.EphemeralOwner, s.DataLength, s.NumChildren)
+func firstOf(ops []any) any {
+	if len(ops) == 0 {
+		return nil
+	}
+	return ops[0]
+}
+
+// multiPath is the path an op of a multi names, for the lost-reply rules
+// and the log.
+func multiPath(op any) string {
+	switch op := op.(type) {
+	case *zk.CreateRequest:
+		return op.Path
+	case *zk.SetDataRequest:
+		return op.Path
+	case *zk.DeleteRequest:
+		return op.Path
+	case *zk.CheckVersionRequest:
+		return op.Path
+	}
+	return ""
+}
+
+// describeMulti renders a multi's ops for the log.
+func describeMulti(ops []any) string {
+	desc := make([]string, len(ops))
+	for i, op := range ops {
+		switch op := op.(type) {
+		case *zk.CreateRequest:
+			desc[i] = fmt.Sprintf("create %s flags=%d", op.Path, op.Flags)
+		case *zk.SetDataRequest:
+			desc[i] = fmt.Sprintf("setData %s version=%d", op.Path, op.Version)
+		case *zk.DeleteRequest:
+			desc[i] = fmt.Sprintf("delete %s version=%d", op.Path, op.Version)
+		case *zk.CheckVersionRequest:
+			desc[i] = fmt.Sprintf("check %s version=%d", op.Path, op.Version)
+		}
+	}
+	return strings.Join(desc, "; ")
 }

@@ -152,6 +152,9 @@ func (s *Server) LoseRandomReplies(rate float64) {
 
 // match decides the fate of one request. Called with s.mu held.
 func (l *lossRules) match(s *Server, c *Conn, op, path string) lossPoint {
+	if len(l.rules) == 0 && l.rate == 0 {
+		return lossNone
+	}
 	for _, r := range l.rules {
 		if r.removed || (r.Op != "" && r.Op != op) || !strings.HasPrefix(path, r.PathPrefix) ||
 			(r.SessionID != 0 && r.SessionID != c.session) {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/go-zookeeper/zk"
 )
 
 // RecordKind tells what a Record of the event log is about.
@@ -47,8 +49,9 @@ type Record struct {
 	Zxid    int64
 	Op      string // the request, session change, event type or fault
 	Path    string
-	Input   string // the request's arguments, rendered
-	Result  string // what the server answered, rendered
+	Input   string  // the request's arguments, rendered
+	Result  string  // what the server answered besides a stat: a created path
+	Stat    zk.Stat // the stat the server answered with, if any
 	Err     error
 }
 
@@ -64,6 +67,10 @@ func (r Record) String() string {
 	}
 	if r.Result != "" {
 		b.WriteString(" -> " + r.Result)
+	}
+	if r.Stat != (zk.Stat{}) {
+		fmt.Fprintf(&b, " stat{czxid=%#x mzxid=%#x pzxid=%#x version=%d cversion=%d aversion=%d owner=%#x len=%d children=%d}",
+			r.Stat.Czxid, r.Stat.Mzxid, r.Stat.Pzxid, r.Stat.Version, r.Stat.Cversion, r.Stat.Aversion, r.Stat.EphemeralOwner, r.Stat.DataLength, r.Stat.NumChildren)
 	}
 	if r.Err != nil {
 		b.WriteString(" err=" + r.Err.Error())

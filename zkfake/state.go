@@ -517,5 +517,7 @@ func cloneBytes(b []byte) []byte {
 	if b == nil {
 		return nil
 	}
-	return append([]byte{}, b...)
+	out := make([]byte, len(b))
+	copy(out, b)
+	return out
 }
