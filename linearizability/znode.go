@@ -169,15 +169,17 @@ func isAnswer(op ZnodeOp, err error) bool {
 // are all checked.
 //
 // The model tracks the znodes h names and those in initial, the znodes that
-// exist before h starts. Every other znode is assumed absent, except the
-// parent of a tracked znode that is not itself tracked (the scenario's base
-// znode): it is assumed to exist, persistent, throughout. Consequently the
-// initial state must list every child of a tracked znode, and the parent of
-// a sequential create must be tracked, or the sequence number cannot be
-// known. Znodes are checked in groups that nothing links — a znode is
-// grouped with its tracked parent — while syncs and session expiries,
-// which affect every path, take part in every group; so constraints between
-// groups (a session's reads of two unrelated paths) are not checked.
+// exist before h starts. A tracked znode not in initial starts absent, and
+// so does every znode below a tracked one that h does not name; the znodes
+// above all tracked ones (the scenario's base and its ancestors) are assumed
+// to exist, persistent, throughout. Consequently the initial state must list
+// every child of a tracked znode, and a sequential create must go under a
+// tracked znode, or its sequence number cannot be known.
+//
+// Znodes are checked in independent groups — each znode with its nearest
+// tracked ancestor — while syncs and session expiries, which affect every
+// path, take part in every group. Constraints across groups (the order of a
+// session's reads of two unrelated paths) are therefore not checked.
 //
 // A timeout of 0 means no limit; when it runs out the outcome is [Unknown].
 // Inputs must be [ZnodeInput] or [SessionExpiry]; outputs [ZnodeOutput], or
