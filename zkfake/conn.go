@@ -35,7 +35,7 @@ type Conn struct {
 	// The rest is guarded by srv.mu.
 	session     int64
 	timeout     time.Duration
-	lastZxid    int64
+	lastZxid    atomic.Int64 // the zxid of the last reply, for setWatches
 	link        linkState
 	partitioned bool
 	paused      bool
@@ -189,6 +189,26 @@ func (c *Conn) wake() {
 	c.changed = make(chan struct{})
 }
 
+// read runs a request that changes nothing on the server — no watch, no
+// sync — under the server's read lock, so that reads from many goroutines
+// run in parallel. It falls back to exchange when anything about the
+// request needs the write lock: the event log is on, a lost-reply rule is
+// set, or the link is not up.
+func (c *Conn) read(op, path string, apply func(st *state) error) error {
+	s := c.srv
+	if !s.log.enabled && !s.lossy.Load() {
+		s.mu.RLock()
+		if c.link == linkUp {
+			err := apply(s.st)
+			c.lastZxid.Store(s.memberOf(c).applied)
+			s.mu.RUnlock()
+			return err
+		}
+		s.mu.RUnlock()
+	}
+	return c.exchange(op, path, headerSize+stringSize(path)+1, apply)
+}
+
 // exchange sends one request as go-zookeeper would and runs apply on the
 // server when it arrives. It waits out a broken link the way the real client
 // does, applies the lost-reply rules, and refuses a request over the
@@ -242,7 +262,7 @@ func (c *Conn) exchange(op, path string, size int, apply func(st *state) error) 
 	}
 	err := apply(s.st)
 	// The reply carries the zxid of the member that answered.
-	c.lastZxid = s.memberOf(c).applied
+	c.lastZxid.Store(s.memberOf(c).applied)
 	if loss == lossAfterApply {
 		s.log.add(Record{Kind: RecordFault, Session: c.session, Op: op, Path: path, Result: "reply lost"})
 		c.bounce()
@@ -387,7 +407,7 @@ func (c *Conn) setWatches() {
 			switch {
 			case n == nil:
 				fired = append(fired, notification{c.session, watchEvent(zk.EventNodeDeleted, k.path)})
-			case n.mzxid > c.lastZxid:
+			case n.mzxid > c.lastZxid.Load():
 				fired = append(fired, notification{c.session, watchEvent(zk.EventNodeDataChanged, k.path)})
 			default:
 				addWatch(v.watches.data, k.path, c.session)
@@ -402,7 +422,7 @@ func (c *Conn) setWatches() {
 			switch {
 			case n == nil:
 				fired = append(fired, notification{c.session, watchEvent(zk.EventNodeDeleted, k.path)})
-			case n.pzxid > c.lastZxid:
+			case n.pzxid > c.lastZxid.Load():
 				fired = append(fired, notification{c.session, watchEvent(zk.EventNodeChildrenChanged, k.path)})
 			default:
 				addWatch(v.watches.child, k.path, c.session)
@@ -642,7 +662,7 @@ func (c *Conn) Exists(path string) (bool, *zk.Stat, error) {
 		return false, nil, err
 	}
 	var r read
-	err := c.exchange("exists", path, headerSize+stringSize(path)+1, func(st *state) error {
+	err := c.read("exists", path, func(st *state) error {
 		var err error
 		r, err = st.exists(c.srv.viewOf(c), c.session, path, false)
 		c.readOp("exists", path, r.stat, err)
@@ -652,9 +672,9 @@ func (c *Conn) Exists(path string) (bool, *zk.Stat, error) {
 		return false, nil, err
 	}
 	if err == zk.ErrNoNode {
-		return false, &r.stat, nil
+		return false, r.statPtr(), nil
 	}
-	return true, &r.stat, err
+	return true, r.statPtr(), err
 }
 
 // ExistsW is Exists that also sets a watch: NodeCreated on a missing node,
@@ -684,7 +704,7 @@ func (c *Conn) ExistsW(path string) (bool, *zk.Stat, <-chan zk.Event, error) {
 	if err != nil {
 		return false, nil, nil, err
 	}
-	return exists, &r.stat, ech, nil
+	return exists, r.statPtr(), ech, nil
 }
 
 // Get returns a znode's data and stat.
@@ -696,7 +716,7 @@ func (c *Conn) Get(path string) ([]byte, *zk.Stat, error) {
 	if err == zk.ErrConnectionClosed {
 		return nil, nil, err
 	}
-	return r.data, &r.stat, err
+	return r.data, r.statPtr(), err
 }
 
 // GetW is Get that also sets a watch for NodeDataChanged or NodeDeleted.
@@ -709,12 +729,12 @@ func (c *Conn) GetW(path string) ([]byte, *zk.Stat, <-chan zk.Event, error) {
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	return r.data, &r.stat, ech, nil
+	return r.data, r.statPtr(), ech, nil
 }
 
 func (c *Conn) getData(path string, watch bool, ech *<-chan zk.Event) (read, error) {
 	var r read
-	err := c.exchange("getData", path, headerSize+stringSize(path)+1, func(st *state) error {
+	apply := func(st *state) error {
 		var err error
 		r, err = st.getData(c.srv.viewOf(c), c.session, path, watch)
 		c.readOp("getData", path, r.stat, err)
@@ -722,8 +742,11 @@ func (c *Conn) getData(path string, watch bool, ech *<-chan zk.Event) (read, err
 			*ech = c.addWatcher(path, watchData)
 		}
 		return err
-	})
-	return r, err
+	}
+	if !watch {
+		return r, c.read("getData", path, apply)
+	}
+	return r, c.exchange("getData", path, headerSize+stringSize(path)+1, apply)
 }
 
 // Set writes a znode's data if its version matches (-1 matches any).
@@ -755,7 +778,7 @@ func (c *Conn) Children(path string) ([]string, *zk.Stat, error) {
 	if err == zk.ErrConnectionClosed {
 		return nil, nil, err
 	}
-	return r.children, &r.stat, err
+	return r.children, r.statPtr(), err
 }
 
 // ChildrenW is Children that also sets a watch for NodeChildrenChanged or
@@ -769,12 +792,12 @@ func (c *Conn) ChildrenW(path string) ([]string, *zk.Stat, <-chan zk.Event, erro
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	return r.children, &r.stat, ech, nil
+	return r.children, r.statPtr(), ech, nil
 }
 
 func (c *Conn) getChildren(path string, watch bool, ech *<-chan zk.Event) (read, error) {
 	var r read
-	err := c.exchange("getChildren", path, headerSize+stringSize(path)+1, func(st *state) error {
+	apply := func(st *state) error {
 		var err error
 		r, err = st.getChildren(c.srv.viewOf(c), c.session, path, watch)
 		c.readOp("getChildren", path, r.stat, err)
@@ -782,8 +805,11 @@ func (c *Conn) getChildren(path string, watch bool, ech *<-chan zk.Event) (read,
 			*ech = c.addWatcher(path, watchChild)
 		}
 		return err
-	})
-	return r, err
+	}
+	if !watch {
+		return r, c.read("getChildren", path, apply)
+	}
+	return r, c.exchange("getChildren", path, headerSize+stringSize(path)+1, apply)
 }
 
 // GetACL returns a znode's ACL and stat.
@@ -792,7 +818,7 @@ func (c *Conn) GetACL(path string) ([]zk.ACL, *zk.Stat, error) {
 		return nil, nil, err
 	}
 	var r read
-	err := c.exchange("getACL", path, headerSize+stringSize(path), func(st *state) error {
+	err := c.read("getACL", path, func(st *state) error {
 		var err error
 		r, err = st.getACL(c.srv.viewOf(c), c.session, path)
 		c.readOp("getACL", path, r.stat, err)
@@ -801,7 +827,7 @@ func (c *Conn) GetACL(path string) ([]zk.ACL, *zk.Stat, error) {
 	if err == zk.ErrConnectionClosed {
 		return nil, nil, err
 	}
-	return r.acl, &r.stat, err
+	return r.acl, r.statPtr(), err
 }
 
 // SetACL replaces a znode's ACL if its ACL version matches (-1 matches any).
@@ -966,4 +992,11 @@ func describeMulti(ops []any) string {
 		}
 	}
 	return strings.Join(desc, "; ")
+}
+
+// statPtr returns a fresh copy of the read's stat for the caller, so that
+// the read itself can stay on the stack.
+func (r *read) statPtr() *zk.Stat {
+	st := r.stat
+	return &st
 }

@@ -133,6 +133,7 @@ func (s *Server) LoseReplies(rule ReplyLoss) (remove func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := &lossRule{ReplyLoss: rule}
+	s.lossy.Store(true)
 	s.losses.rules = append(s.losses.rules, r)
 	return func() {
 		s.mu.Lock()
@@ -148,6 +149,9 @@ func (s *Server) LoseRandomReplies(rate float64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.losses.rate = rate
+	if rate > 0 {
+		s.lossy.Store(true)
+	}
 }
 
 // match decides the fate of one request. Called with s.mu held.

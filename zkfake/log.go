@@ -78,24 +78,38 @@ func (r Record) String() string {
 	return b.String()
 }
 
+// eventLog keeps records in fixed-size chunks, so that a long log grows
+// without copying what it already holds.
 type eventLog struct {
 	clock   clock
 	enabled bool
-	records []Record
+	chunks  [][]Record
+	n       int
 }
+
+const logChunk = 4096
 
 func (l *eventLog) add(r Record) {
 	if !l.enabled {
 		return
 	}
-	r.Seq = len(l.records) + 1
+	if l.n%logChunk == 0 {
+		l.chunks = append(l.chunks, make([]Record, 0, logChunk))
+	}
+	l.n++
+	r.Seq = l.n
 	r.Time = l.clock.Now()
-	l.records = append(l.records, r)
+	last := &l.chunks[len(l.chunks)-1]
+	*last = append(*last, r)
 }
 
 // Log returns a copy of the event log so far.
 func (s *Server) Log() []Record {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]Record(nil), s.log.records...)
+	out := make([]Record, 0, s.log.n)
+	for _, chunk := range s.log.chunks {
+		out = append(out, chunk...)
+	}
+	return out
 }

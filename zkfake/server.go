@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -14,7 +15,9 @@ import (
 // package, so inside a testing/synctest bubble time is virtual and a
 // 30-second session timeout passes at once.
 type Server struct {
-	mu    sync.Mutex
+	// mu guards everything below; plain reads take it shared.
+	mu    sync.RWMutex
+	lossy atomic.Bool // a lost-reply rule or rate was ever set
 	cfg   config
 	st    *state
 	rng   *rand.Rand
@@ -156,7 +159,7 @@ func (s *Server) openSession(c *Conn) {
 	s.conns[id] = c
 	c.session = id
 	c.sessionID.Store(id)
-	c.lastZxid = s.memberOf(c).applied
+	c.lastZxid.Store(s.memberOf(c).applied)
 	c.link = linkUp
 	for _, cred := range c.creds {
 		s.st.addAuth(id, cred.scheme, cred.auth)
