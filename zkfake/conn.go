@@ -114,6 +114,7 @@ func sessionEvent(state zk.State, server string) zk.Event {
 func (c *Conn) sendEvent(ev zk.Event) {
 	if ev.Type == zk.EventSession {
 		c.state.Store(int32(ev.State))
+		c.srv.log.add(Record{Kind: RecordSession, Session: c.session, Zxid: c.lastZxid.Load(), Op: ev.State.String()})
 	}
 	if c.callback != nil {
 		c.callback(ev)
