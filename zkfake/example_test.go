@@ -126,3 +126,42 @@ func ExampleConn_Pause() {
 	// Output:
 	// expired while paused: true
 }
+
+// A lagging follower serves stale reads to the sessions connected to it,
+// until they write or Sync.
+func ExampleServer_SetLagging() {
+	srv := zkfake.NewServer(zkfake.WithEnsemble(3))
+	defer srv.Close()
+	writer, _, _ := srv.Connect(10*time.Second, zkfake.WithMember(0))
+	reader, _, _ := srv.Connect(10*time.Second, zkfake.WithMember(1))
+	writer.Create("/config", []byte("v1"), 0, zk.WorldACL(zk.PermAll))
+
+	srv.SetLagging(1, true)
+	writer.Set("/config", []byte("v2"), -1)
+	stale, _, _ := reader.Get("/config")
+	reader.Sync("/config")
+	fresh, _, _ := reader.Get("/config")
+	fmt.Printf("before sync %s, after sync %s\n", stale, fresh)
+	// Output:
+	// before sync v1, after sync v2
+}
+
+// Random losses, drawn from the server's seed, exercise a client's retry
+// logic; the same seed loses the same requests.
+func ExampleServer_LoseRandomReplies() {
+	srv := zkfake.NewServer(zkfake.WithSeed(42))
+	defer srv.Close()
+	conn, _, _ := srv.Connect(10 * time.Second)
+	defer conn.Close()
+
+	srv.LoseRandomReplies(0.5)
+	lost := 0
+	for i := 0; i < 100; i++ {
+		if _, err := conn.Create(fmt.Sprintf("/n%d", i), nil, 0, zk.WorldACL(zk.PermAll)); err == zk.ErrConnectionClosed {
+			lost++
+		}
+	}
+	fmt.Println("some lost, not all:", lost > 0 && lost < 100)
+	// Output:
+	// some lost, not all: true
+}
