@@ -316,7 +316,8 @@ func (m *Mutex) cleanup(node string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), m.cfg.retryTimeout)
 	defer cancel()
 	err := retryLoss(ctx, m.cfg.retryTimeout, func() error {
-		return m.conn.Delete(node, -1)
+		err, _ := callBounded(ctx, func() error { return m.conn.Delete(node, -1) })
+		return err
 	})
 	if err == nil || goneWithSession(err) {
 		return nil

@@ -29,8 +29,12 @@ func (m *Mutex) watchHold(h *hold) {
 			watch = nil
 			switch ev.Type {
 			case zk.EventNodeDeleted:
-				m.nodeGone(h)
-				return
+				if m.nodeGone(h) {
+					return
+				}
+				// Our own Delete took it: keep following the connection
+				// until Unlock finishes.
+				continue
 			case zk.EventNotWatching:
 				m.lose(h)
 				return
@@ -54,8 +58,10 @@ func (m *Mutex) watchHold(h *hold) {
 		case err == nil && exists && stat.EphemeralOwner == h.session:
 			watch, rearm = w, false
 		case err == nil:
-			m.nodeGone(h)
-			return
+			if m.nodeGone(h) {
+				return
+			}
+			rearm = false
 		case isConnectionLoss(err):
 			// Try again at the next tick.
 		default:
@@ -65,17 +71,21 @@ func (m *Mutex) watchHold(h *hold) {
 	}
 }
 
-// nodeGone handles the deletion of the hold's node: expected while Unlock
-// deletes it, a loss otherwise.
-func (m *Mutex) nodeGone(h *hold) {
+// nodeGone handles the deletion of the hold's node and reports whether it
+// is a loss. It is not while Unlock deletes the node, nor after an Unlock
+// that failed with its Delete possibly applied or still queued in the
+// client: that Delete is the likely cause, and the next Unlock completes
+// the release.
+func (m *Mutex) nodeGone(h *hold) (lost bool) {
 	m.mu.Lock()
-	if h.releasing {
+	if h.releasing || h.unsure {
 		h.goneEarly = true
 		m.mu.Unlock()
-		return
+		return false
 	}
 	m.mu.Unlock()
 	m.lose(h)
+	return true
 }
 
 // lose records that the hold is lost and tells the listener.
@@ -116,9 +126,9 @@ func (m *Mutex) release(ctx context.Context, h *hold) (lost bool, err error) {
 	unsure := h.unsure
 	m.mu.Unlock()
 	err = retryLoss(ctx, 0, func() error {
-		err := m.conn.Delete(h.node, -1)
-		if isConnectionLoss(err) {
-			unsure = true
+		err, abandoned := callBounded(ctx, func() error { return m.conn.Delete(h.node, -1) })
+		if abandoned || isConnectionLoss(err) {
+			unsure = true // the Delete may have been, or may yet be, applied
 		}
 		return err
 	})

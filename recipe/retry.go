@@ -63,3 +63,28 @@ func pause(ctx context.Context, d time.Duration) error {
 		return nil
 	}
 }
+
+// callBounded runs op but stops waiting for it when ctx is done, returning
+// ctx's error and abandoned = true. A go-zookeeper request made while the
+// client cannot reach a server waits in its queue until a connection comes
+// back, which a partition can put off indefinitely; callBounded keeps such a
+// wait within the caller's bound. The abandoned request stays with the
+// client, which may still send it: its goroutine ends, and its result is
+// dropped, when the client answers or fails it.
+func callBounded(ctx context.Context, op func() error) (err error, abandoned bool) {
+	if ctx.Done() == nil {
+		return op(), false
+	}
+	if err := ctx.Err(); err != nil {
+		return err, false
+	}
+	result := make(chan error, 1)
+	go func() { result <- op() }()
+	select {
+	case err := <-result:
+		return err, false
+	case <-ctx.Done():
+		return ctx.Err(), true
+	}
+}
+
