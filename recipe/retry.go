@@ -87,4 +87,3 @@ func callBounded(ctx context.Context, op func() error) (err error, abandoned boo
 		return ctx.Err(), true
 	}
 }
-
