@@ -1,0 +1,277 @@
+package recipe_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/zksim/zksim/recipe"
+	"github.com/zksim/zksim/zkfake"
+	"github.com/zksim/zksim/zkfake/zktest"
+)
+
+// TestMutexFake runs the Mutex scenarios on the fake, each in a synctest
+// bubble: time is virtual, and the bubble fails the test if any goroutine
+// is left behind.
+func TestMutexFake(t *testing.T) {
+	runMutexScenarios(t, zkfake.NewTarget())
+}
+
+// The rest needs the fake's own controls: lost replies, crashes and the
+// server's count of watch events per session.
+
+func fakeServer(t *testing.T, env zktest.Env) *zkfake.Server {
+	t.Helper()
+	srv, ok := zkfake.ServerOf(env)
+	if !ok {
+		t.Fatal("not a fake environment")
+	}
+	return srv
+}
+
+func runFake(t *testing.T, name string, body func(t *testing.T, env zktest.Env)) {
+	zkfake.NewTarget(zkfake.WithSeed(1)).Run(t, name, body)
+}
+
+// The create is applied but its reply is lost: the Mutex finds its node by
+// GUID and holds with that one node, without waiting on its own ghost.
+func TestMutexFakeLostCreateReply(t *testing.T) {
+	for _, applied := range []bool{true, false} {
+		name := "request lost"
+		if applied {
+			name = "reply lost, node created"
+		}
+		runFake(t, name, func(t *testing.T, env zktest.Env) {
+			srv := fakeServer(t, env)
+			dir := env.Base() + "/lock"
+			conn, _ := env.Connect(t, sessionTimeout)
+			other, _ := env.Connect(t, sessionTimeout)
+			remove := srv.LoseReplies(zkfake.ReplyLoss{Op: "create", PathPrefix: dir + "/_c_", Nth: 1, Applied: applied})
+			defer remove()
+			m := recipe.NewMutex(conn, dir)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if err := m.Lock(ctx); err != nil {
+				t.Fatalf("Lock with a lost create reply: %v", err)
+			}
+			ids := contenders(t, conn, dir)
+			if len(ids) != 1 {
+				t.Fatalf("contenders %v, want the one node", ids)
+			}
+			if got := srv.Ephemerals(conn.SessionID()); !slices.Equal(got, []string{dir + "/" + ids[0]}) {
+				t.Fatalf("session's ephemerals %v", got)
+			}
+			if ok, _ := recipe.NewMutex(other, dir).TryLock(ctx); ok {
+				t.Fatal("another handle got the lock while it is held")
+			}
+			if err := m.Unlock(); err != nil {
+				t.Fatal(err)
+			}
+			if ids := contenders(t, conn, dir); len(ids) != 0 {
+				t.Fatalf("left behind: %v", ids)
+			}
+		})
+	}
+}
+
+// A lost reply to Unlock's Delete: the node is gone when Unlock retries,
+// which is a release, not a loss.
+func TestMutexFakeLostDeleteReply(t *testing.T) {
+	for _, applied := range []bool{true, false} {
+		runFake(t, map[bool]string{true: "applied", false: "not applied"}[applied], func(t *testing.T, env zktest.Env) {
+			srv := fakeServer(t, env)
+			dir := env.Base() + "/lock"
+			conn, _ := env.Connect(t, sessionTimeout)
+			m := recipe.NewMutex(conn, dir)
+			if err := m.Lock(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			remove := srv.LoseReplies(zkfake.ReplyLoss{Op: "delete", PathPrefix: dir + "/", Nth: 1, Applied: applied})
+			defer remove()
+			if err := m.Unlock(); err != nil {
+				t.Fatalf("Unlock with a lost delete reply: %v", err)
+			}
+			if m.State() != recipe.MutexUnlocked {
+				t.Fatalf("state %v", m.State())
+			}
+			if ids := contenders(t, conn, dir); len(ids) != 0 {
+				t.Fatalf("left behind: %v", ids)
+			}
+		})
+	}
+}
+
+// A waiter in the middle of the queue crashes: its session expires after
+// the timeout and the waiter behind it must look again.
+func TestMutexFakeWaiterCrashes(t *testing.T) {
+	runFake(t, "crash", func(t *testing.T, env zktest.Env) {
+		middleGoes(t, env, func(t *testing.T, c recipe.Conn) { c.(*zkfake.Conn).Crash() })
+	})
+}
+
+// The holder's process freezes (a long GC pause): its session expires, the
+// next waiter gets the lock, and when the holder thaws its Lost() closes.
+func TestMutexFakeHolderPaused(t *testing.T) {
+	runFake(t, "pause", func(t *testing.T, env zktest.Env) {
+		dir := env.Base() + "/lock"
+		connA, _ := env.Connect(t, sessionTimeout)
+		connB, _ := env.Connect(t, sessionTimeout)
+		a, b := recipe.NewMutex(connA, dir), recipe.NewMutex(connB, dir)
+		if err := a.Lock(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		bDone := lockAsync(context.Background(), b)
+		connA.(*zkfake.Conn).Pause()
+		if err := mustWait(t, "B's Lock", bDone); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-a.Lost():
+			t.Fatal("a frozen client cannot know yet")
+		default:
+		}
+		connA.(*zkfake.Conn).Resume()
+		select {
+		case <-a.Lost():
+		case <-time.After(time.Minute):
+			t.Fatal("A's Lost() not closed after it thawed into an expired session")
+		}
+		if err := a.Unlock(); !errors.Is(err, recipe.ErrLockLost) {
+			t.Fatalf("A.Unlock() = %v, want ErrLockLost", err)
+		}
+		if a.Token() >= b.Token() {
+			t.Fatalf("stale holder's token %d not below the new holder's %d", a.Token(), b.Token())
+		}
+		if err := b.Unlock(); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// Herd check with the server's own counters: a release delivers one watch
+// event to the next waiter's session and none to any other waiter. The
+// releasing session gets one as well, from the watch on its own node that
+// tells a holder its node is gone.
+func TestMutexFakeOneWatchEventPerRelease(t *testing.T) {
+	runFake(t, "herd", func(t *testing.T, env zktest.Env) {
+		srv := fakeServer(t, env)
+		dir := env.Base() + "/lock"
+		const waiters = 20
+		conns := make([]*countingConn, waiters+1)
+		handles := make([]*recipe.Mutex, waiters+1)
+		results := make([]<-chan error, waiters+1)
+		for i := range conns {
+			raw, _ := env.Connect(t, sessionTimeout)
+			conns[i] = countRequests(raw)
+			handles[i] = recipe.NewMutex(conns[i], dir)
+			results[i] = lockAsync(context.Background(), handles[i])
+			eventually(t, "queued", func() bool { return len(contenders(t, conns[0], dir)) == i+1 })
+			if i > 0 {
+				pred := dir + "/" + contenders(t, conns[0], dir)[i-1]
+				eventually(t, "watching the predecessor", func() bool { return conns[i].watching(pred) })
+			}
+		}
+		if err := mustWait(t, "first Lock", results[0]); err != nil {
+			t.Fatal(err)
+		}
+		delivered := func() []int {
+			counts := make([]int, len(conns))
+			for i, c := range conns {
+				counts[i] = srv.DeliveredEvents(c.SessionID())
+			}
+			return counts
+		}
+		for i := range waiters {
+			before, totalBefore := delivered(), srv.TotalDeliveredEvents()
+			if err := handles[i].Unlock(); err != nil {
+				t.Fatal(err)
+			}
+			if err := mustWait(t, "next Lock", results[i+1]); err != nil {
+				t.Fatal(err)
+			}
+			after := delivered()
+			for j := range conns {
+				want := 0
+				if j == i || j == i+1 {
+					want = 1 // the releaser's own-node watch; the successor's wakeup
+				}
+				if got := after[j] - before[j]; got != want {
+					t.Fatalf("release %d: session %d got %d watch events, want %d", i, j, got, want)
+				}
+			}
+			if got := srv.TotalDeliveredEvents() - totalBefore; got != 2 {
+				t.Fatalf("release %d: %d watch events in all, want 2", i, got)
+			}
+		}
+		if err := handles[waiters].Unlock(); err != nil {
+			t.Fatal(err)
+		}
+		if n := srv.TotalWatches(); n != 0 {
+			t.Errorf("%d watches left on the server", n)
+		}
+	})
+}
+
+// Many contenders while every tenth request or reply is lost: still no
+// overlap, every Lock succeeds, nothing is left behind.
+func TestMutexFakeRandomReplyLoss(t *testing.T) {
+	runFake(t, "chaos", func(t *testing.T, env zktest.Env) {
+		srv := fakeServer(t, env)
+		dir := env.Base() + "/lock"
+		const handles, rounds = 10, 10
+		conns := make([]recipe.Conn, handles)
+		for i := range conns {
+			conns[i], _ = env.Connect(t, sessionTimeout)
+		}
+		srv.LoseRandomReplies(0.1)
+		var inside, overlaps, total atomic.Int64
+		var wg sync.WaitGroup
+		for i := range handles {
+			m := recipe.NewMutex(conns[i], dir)
+			wg.Go(func() {
+				for range rounds {
+					if err := m.Lock(context.Background()); err != nil {
+						t.Errorf("Lock: %v", err)
+						return
+					}
+					if inside.Add(1) != 1 {
+						overlaps.Add(1)
+					}
+					total.Add(1)
+					time.Sleep(time.Millisecond)
+					inside.Add(-1)
+					if err := m.Unlock(); err != nil {
+						t.Errorf("Unlock: %v", err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		srv.LoseRandomReplies(0)
+		if overlaps.Load() != 0 {
+			t.Errorf("%d overlapping holds", overlaps.Load())
+		}
+		if total.Load() != handles*rounds {
+			t.Errorf("%d acquisitions, want %d", total.Load(), handles*rounds)
+		}
+		if ids := contenders(t, conns[0], dir); len(ids) != 0 {
+			t.Errorf("left behind: %v", ids)
+		}
+		lost := 0
+		for _, r := range srv.Log() {
+			if r.Kind == zkfake.RecordFault && strings.HasSuffix(r.Result, " lost") {
+				lost++
+			}
+		}
+		if lost == 0 {
+			t.Error("no request or reply was lost: the test tested nothing")
+		}
+		t.Logf("%d requests or replies lost", lost)
+	})
+}
