@@ -1,0 +1,168 @@
+package recipe
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+func TestParseSequence(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		seq  int64
+		ok   bool
+	}{
+		{"_c_0123456789abcdef0123456789abcdef-__lock__0000000042", 42, true},
+		{"lock-0000000007", 7, true},                                              // zk.Lock
+		{"_c_0123abcd-0000-0000-0000-00000000abcd-lock-0000000100", 100, true},    // Curator
+		{"f00dfeedf00dfeedf00dfeedf00dfeed__rlock__2147483647", 2147483647, true}, // kazoo reader
+		{"0000000000", 0, true},
+		{"config", 0, false},
+		{"v123456789", 0, false}, // nine digits
+		{"lock-000000001x", 0, false},
+		{"", 0, false},
+		{"１２３４５６７８９０", 0, false}, // digits, but not ASCII ones
+	} {
+		seq, ok := parseSequence(tc.name)
+		if seq != tc.seq || ok != tc.ok {
+			t.Errorf("parseSequence(%q) = %d, %v; want %d, %v", tc.name, seq, ok, tc.seq, tc.ok)
+		}
+	}
+}
+
+func FuzzParseSequence(f *testing.F) {
+	for _, s := range []string{"", "lock-0000000001", "x__lock__0000000002", "\xff\xfe0000000001"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		seq, ok := parseSequence(name)
+		if ok && (seq < 0 || seq > 9999999999) {
+			t.Fatalf("parseSequence(%q) = %d", name, seq)
+		}
+	})
+}
+
+// Ordering is by the sequence suffix alone, whatever comes before it.
+func TestQueueOrder(t *testing.T) {
+	children := []string{
+		"_c_ffffffffffffffffffffffffffffffff-__lock__0000000003",
+		"config",
+		"00000000000000000000000000000000__lock__0000000005",
+		"lock-0000000004",
+		"_c_00000000000000000000000000000000-__lock__0000000009",
+		"readme",
+		"_c_0123abcd-0000-0000-0000-00000000abcd-lock-0000000001",
+	}
+	var got []string
+	for _, c := range queueOrder(children) {
+		got = append(got, c.name)
+	}
+	want := []string{
+		"_c_0123abcd-0000-0000-0000-00000000abcd-lock-0000000001",
+		"_c_ffffffffffffffffffffffffffffffff-__lock__0000000003",
+		"lock-0000000004",
+		"00000000000000000000000000000000__lock__0000000005",
+		"_c_00000000000000000000000000000000-__lock__0000000009",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("queueOrder:\n got %q\nwant %q", got, want)
+	}
+}
+
+func TestPredecessor(t *testing.T) {
+	const mark = "_c_aaaa-"
+	children := []string{"lock-0000000001", "_c_bbbb-__lock__0000000002", "_c_aaaa-__lock__0000000004", "_c_aaaa-__lock__0000000003", "x"}
+	pred, present, strays := predecessor(children, "_c_aaaa-__lock__0000000004", mark)
+	if pred != "_c_bbbb-__lock__0000000002" || !present || !slices.Equal(strays, []string{"_c_aaaa-__lock__0000000003"}) {
+		t.Errorf("predecessor = %q, %v, %q", pred, present, strays)
+	}
+	pred, present, _ = predecessor([]string{"lock-0000000001"}, "_c_aaaa-__lock__0000000004", mark)
+	if pred != "lock-0000000001" || present {
+		t.Errorf("own node missing: predecessor = %q, %v", pred, present)
+	}
+	pred, present, strays = predecessor([]string{"_c_aaaa-__lock__0000000004", "lock-0000000009"}, "_c_aaaa-__lock__0000000004", mark)
+	if pred != "" || !present || len(strays) != 0 {
+		t.Errorf("first in queue: predecessor = %q, %v, %q", pred, present, strays)
+	}
+}
+
+func TestPaths(t *testing.T) {
+	if got := ancestors("/a/b/c"); !slices.Equal(got, []string{"/a", "/a/b", "/a/b/c"}) {
+		t.Errorf("ancestors(/a/b/c) = %q", got)
+	}
+	if got := ancestors("/"); len(got) != 0 {
+		t.Errorf("ancestors(/) = %q", got)
+	}
+	if got := joinPath("/", "x"); got != "/x" {
+		t.Errorf("joinPath(/, x) = %q", got)
+	}
+	if got := joinPath("/a", "x"); got != "/a/x" {
+		t.Errorf("joinPath(/a, x) = %q", got)
+	}
+	if got := baseName("/a/b"); got != "b" {
+		t.Errorf("baseName(/a/b) = %q", got)
+	}
+	for _, odd := range []string{"", "/", "//", "a", "a/", "/a//"} {
+		ancestors(odd) // must not panic
+		baseName(odd)
+	}
+}
+
+// retryLoss repeats a request through connection loss, but not past its
+// limit or its context, and not for any other error.
+func TestRetryLoss(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		calls := 0
+		err := retryLoss(context.Background(), time.Second, func() error {
+			calls++
+			if calls < 4 {
+				return zk.ErrConnectionClosed
+			}
+			return zk.ErrNoNode
+		})
+		if !errors.Is(err, zk.ErrNoNode) || calls != 4 {
+			t.Errorf("retryLoss = %v after %d calls, want ErrNoNode after 4", err, calls)
+		}
+
+		start := time.Now()
+		err = retryLoss(context.Background(), 2*time.Second, func() error { return zk.ErrNoServer })
+		if !errors.Is(err, zk.ErrNoServer) || time.Since(start) < 2*time.Second {
+			t.Errorf("retryLoss = %v after %v, want ErrNoServer after the 2s limit", err, time.Since(start))
+		}
+
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		err = retryLoss(ctx, 0, func() error { return zk.ErrConnectionClosed })
+		if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, zk.ErrConnectionClosed) {
+			t.Errorf("retryLoss past ctx = %v, want both the deadline and the connection loss", err)
+		}
+
+		calls = 0
+		err = retryLoss(context.Background(), time.Second, func() error { calls++; return zk.ErrClosing })
+		if !errors.Is(err, zk.ErrClosing) || calls != 1 {
+			t.Errorf("ErrClosing retried: %v after %d calls", err, calls)
+		}
+	})
+}
+
+func TestCallBounded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		err, abandoned := callBounded(ctx, func() error { <-release; return nil })
+		if !errors.Is(err, context.DeadlineExceeded) || !abandoned {
+			t.Errorf("callBounded = %v, %v; want the deadline, abandoned", err, abandoned)
+		}
+		close(release) // the abandoned call's goroutine ends with it
+		err, abandoned = callBounded(context.Background(), func() error { return zk.ErrNoNode })
+		if !errors.Is(err, zk.ErrNoNode) || abandoned {
+			t.Errorf("callBounded = %v, %v", err, abandoned)
+		}
+	})
+}
