@@ -180,6 +180,21 @@ func (m *Mutex) queue(ctx context.Context, c created, wait bool) (h *hold, again
 			return nil, true, nil
 		}
 		if pred == "" {
+			// First — if the listing was made in the session that owns the
+			// node and the node's watch has not fired meanwhile: a client
+			// that has just moved to a new session may still list its old
+			// session's node (CURATOR-604).
+			if m.conn.SessionID() != session {
+				return m.startOver(c.node)
+			}
+			select {
+			case ev := <-self:
+				if done, again, err := m.ownEvent(ctx, c.node, session, ev, &self); done {
+					return nil, again, err
+				}
+				continue
+			default:
+			}
 			return &hold{
 				node:    c.node,
 				guid:    c.guid,
@@ -227,23 +242,8 @@ func (m *Mutex) queue(ctx context.Context, c created, wait bool) (h *hold, again
 				// waiter that crashed, not the holder, so look again.
 				break wait
 			case ev := <-self:
-				switch ev.Type {
-				case zk.EventNodeDeleted:
-					return nil, true, nil
-				case zk.EventNotWatching:
-					return m.abandon(c.node, ev.Err)
-				}
-				// Someone changed our node's data: the watch is spent, arm
-				// it again and make sure the node is still ours.
-				exists, stat, self, err = m.watchOwn(ctx, c.node)
-				if err != nil {
-					return m.abandon(c.node, err)
-				}
-				if !exists {
-					return nil, true, nil
-				}
-				if stat.EphemeralOwner != session {
-					return m.startOver(c.node)
+				if done, again, err := m.ownEvent(ctx, c.node, session, ev, &self); done {
+					return nil, again, err
 				}
 			case <-ctx.Done():
 				if err := m.cleanup(c.node); err != nil {
@@ -253,6 +253,33 @@ func (m *Mutex) queue(ctx context.Context, c created, wait bool) (h *hold, again
 			}
 		}
 	}
+}
+
+// ownEvent handles an event of the own node's watch while the node is
+// queued. done means the queueing is over: start again, or fail with err.
+// Otherwise someone changed the node's data, and the watch has been armed
+// again in *self.
+func (m *Mutex) ownEvent(ctx context.Context, node string, session int64, ev zk.Event, self *<-chan zk.Event) (done, again bool, err error) {
+	switch ev.Type {
+	case zk.EventNodeDeleted:
+		return true, true, nil
+	case zk.EventNotWatching:
+		_, again, err := m.abandon(node, ev.Err)
+		return true, again, err
+	}
+	exists, stat, watch, err := m.watchOwn(ctx, node)
+	switch {
+	case err != nil:
+		_, again, err := m.abandon(node, err)
+		return true, again, err
+	case !exists:
+		return true, true, nil
+	case stat.EphemeralOwner != session:
+		_, again, err := m.startOver(node)
+		return true, again, err
+	}
+	*self = watch
+	return false, false, nil
 }
 
 // predecessor finds, in a listing of the lock directory, the contender just

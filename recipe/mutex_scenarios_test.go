@@ -47,6 +47,7 @@ var mutexScenarios = []mutexScenario{
 	{"FencingTokensGrow", testFencingTokensGrow},
 	{"GhostOfAnotherSessionNotAdopted", testGhostOfAnotherSessionNotAdopted},
 	{"LateCreateStrayRemoved", testLateCreateStrayRemoved},
+	{"ListedAfterSessionChange", testListedAfterSessionChange},
 }
 
 func runMutexScenarios(t *testing.T, target zktest.Target) {
@@ -946,3 +947,60 @@ func testLateCreateStrayRemoved(t *testing.T, env zktest.Env) {
 		t.Fatalf("left behind: %v", ids)
 	}
 }
+
+// sessionFlipConn reports another session id once, right after the first
+// listing of the lock directory: as if the client had moved to a new
+// session between checking its node's owner and listing the queue.
+type sessionFlipConn struct {
+	recipe.Conn
+	listed  atomic.Bool
+	flipped atomic.Bool
+	first   atomic.Value // the first node created
+}
+
+func (f *sessionFlipConn) Create(path string, data []byte, flags int32, acl []zk.ACL) (string, error) {
+	node, err := f.Conn.Create(path, data, flags, acl)
+	if err == nil && flags&zk.FlagSequence != 0 {
+		f.first.CompareAndSwap(nil, node)
+	}
+	return node, err
+}
+
+func (f *sessionFlipConn) Children(path string) ([]string, *zk.Stat, error) {
+	children, stat, err := f.Conn.Children(path)
+	if err == nil && f.first.Load() != nil {
+		f.listed.Store(true)
+	}
+	return children, stat, err
+}
+
+func (f *sessionFlipConn) SessionID() int64 {
+	if f.listed.Load() && f.flipped.CompareAndSwap(false, true) {
+		return f.Conn.SessionID() + 1
+	}
+	return f.Conn.SessionID()
+}
+
+// A listing made after the session changed does not count: the node it
+// shows first belongs to the old session (CURATOR-604).
+func testListedAfterSessionChange(t *testing.T, env zktest.Env) {
+	dir := env.Base() + "/lock"
+	conn, _ := env.Connect(t, sessionTimeout)
+	f := &sessionFlipConn{Conn: conn}
+	m := recipe.NewMutex(f, dir)
+	if err := m.Lock(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if !f.flipped.Load() {
+		t.Fatal("the session id never changed: the test tested nothing")
+	}
+	ids := contenders(t, conn, dir)
+	first, _ := f.first.Load().(string)
+	if len(ids) != 1 || dir+"/"+ids[0] == first {
+		t.Fatalf("holding %v; the node listed in the old session (%s) must not count", ids, first)
+	}
+	if err := m.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+}
+
