@@ -49,6 +49,10 @@ func TestConnectToPinsMember(t *testing.T) {
 		if e.Members() != len(servers) {
 			t.Fatalf("Members() = %d; want %d", e.Members(), len(servers))
 		}
+		c, _ := e.Connect(t, 4*time.Second)
+		if got, want := c.Server(), e.Servers()[e.Home()]; got != want {
+			t.Errorf("Connect().Server() = %q; want the home member %q", got, want)
+		}
 		for member, server := range e.Servers() {
 			c, _ := e.ConnectTo(t, member, 4*time.Second)
 			if got := c.Server(); got != server {
@@ -58,6 +62,143 @@ func TestConnectToPinsMember(t *testing.T) {
 			if ok, _, err := c.Exists(env.Base()); err != nil || !ok {
 				t.Errorf("member %d: Exists(base) = %v, %v", member, ok, err)
 			}
+		}
+	})
+}
+
+// collect gathers a session's events as they come, so that go-zookeeper's
+// six-slot event channel never fills and drops one.
+type collect struct {
+	events chan zk.Event
+}
+
+func collectEvents(ch <-chan zk.Event) *collect {
+	c := &collect{events: make(chan zk.Event, 1024)}
+	go func() {
+		for ev := range ch {
+			c.events <- ev
+		}
+		close(c.events)
+	}()
+	return c
+}
+
+// waitState reads session events until one with the given state.
+func (c *collect) waitState(t *testing.T, state zk.State) {
+	t.Helper()
+	timeout := time.After(30 * time.Second)
+	var seen []zk.State
+	for {
+		select {
+		case ev, ok := <-c.events:
+			if !ok {
+				t.Fatalf("event channel closed waiting for %v; saw %v", state, seen)
+			}
+			if ev.Type != zk.EventSession {
+				continue
+			}
+			if ev.State == state {
+				return
+			}
+			seen = append(seen, ev.State)
+		case <-timeout:
+			t.Fatalf("no %v within 30s; saw %v", state, seen)
+		}
+	}
+}
+
+func TestPartitionHealKeepsSession(t *testing.T) {
+	servers := ensemble.Servers(t)
+	ensemble.NewTarget(servers).Run(t, "partition-heal", func(t *testing.T, env zktest.Env) {
+		e := env.(*ensemble.Env)
+		a, aEvents := e.Connect(t, 4*time.Second)
+		events := collectEvents(aEvents)
+		b, _ := e.Connect(t, 4*time.Second)
+		eph, err := a.Create(env.Base()+"/e", nil, zk.FlagEphemeral, openACL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		session := a.SessionID()
+
+		e.Partition(t, a)
+		events.waitState(t, zk.StateDisconnected)
+		if _, _, err := a.Get(eph); err == nil {
+			t.Fatal("Get through a partitioned connection succeeded")
+		}
+		// The other session still works and still sees the ephemeral.
+		if _, err := b.Create(env.Base()+"/while-away", nil, 0, openACL); err != nil {
+			t.Fatal(err)
+		}
+		e.Heal(t, a)
+		events.waitState(t, zk.StateHasSession)
+		if got := a.SessionID(); got != session {
+			t.Fatalf("session after a short partition = %#x; want the same %#x", got, session)
+		}
+		_, st, err := b.Get(eph)
+		if err != nil || st.EphemeralOwner != session {
+			t.Fatalf("ephemeral after heal: %+v, %v; want it owned by %#x", st, err, session)
+		}
+		if ok, _, err := a.Exists(env.Base() + "/while-away"); err != nil || !ok {
+			t.Fatalf("healed session does not see a node created meanwhile: %v, %v", ok, err)
+		}
+	})
+}
+
+func TestExpireGivesNewSessionOnSameConn(t *testing.T) {
+	servers := ensemble.Servers(t)
+	ensemble.NewTarget(servers).Run(t, "expire", func(t *testing.T, env zktest.Env) {
+		e := env.(*ensemble.Env)
+		a, aEvents := e.Connect(t, time.Second)
+		events := collectEvents(aEvents)
+		eph, err := a.Create(env.Base()+"/e", nil, zk.FlagEphemeral, openACL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		old := a.SessionID()
+
+		e.Expire(t, a)
+		// Expire returns once every member has applied the expiry: a
+		// session on any member sees the ephemeral gone.
+		for member := range e.Members() {
+			c, _ := e.ConnectTo(t, member, 4*time.Second)
+			if ok, _, err := c.Exists(eph); err != nil || ok {
+				t.Fatalf("member %d after Expire: Exists(ephemeral) = %v, %v; want gone", member, ok, err)
+			}
+		}
+		events.waitState(t, zk.StateExpired)
+		events.waitState(t, zk.StateHasSession)
+		if id := a.SessionID(); id == old || id == 0 {
+			t.Fatalf("session after expiry = %#x; want a new one (old %#x)", id, old)
+		}
+		again, err := a.Create(env.Base()+"/e", nil, zk.FlagEphemeral, openACL)
+		if err != nil {
+			t.Fatalf("creating an ephemeral on the new session: %v", err)
+		}
+		if _, st, err := a.Get(again); err != nil || st.EphemeralOwner != a.SessionID() {
+			t.Fatalf("new ephemeral: %+v, %v; want it owned by %#x", st, err, a.SessionID())
+		}
+	})
+}
+
+func TestExpirePinnedAndPartitioned(t *testing.T) {
+	servers := ensemble.Servers(t)
+	ensemble.NewTarget(servers).Run(t, "expire-partitioned", func(t *testing.T, env zktest.Env) {
+		e := env.(*ensemble.Env)
+		a, aEvents := e.ConnectTo(t, e.Members()-1, 4*time.Second)
+		events := collectEvents(aEvents)
+		old := a.SessionID()
+		// Expiring a partitioned connection first heals it; it gets its
+		// session back, which is then expired.
+		e.Partition(t, a)
+		events.waitState(t, zk.StateDisconnected)
+		e.Expire(t, a)
+		events.waitState(t, zk.StateExpired)
+		events.waitState(t, zk.StateHasSession)
+		if id := a.SessionID(); id == old || id == 0 {
+			t.Fatalf("session after expiry = %#x; want a new one (old %#x)", id, old)
+		}
+		if got, want := a.Server(), e.Servers()[e.Members()-1]; got != want {
+			t.Fatalf("pinned session moved to %s; want %s", got, want)
 		}
 	})
 }
@@ -82,4 +223,10 @@ func connect(t *testing.T, servers []string) *zk.Conn {
 			t.Fatal(errors.New("no session within 15s"))
 		}
 	}
+}
+
+// TestConformance runs the whole zktest suite against the real ensemble:
+// every expectation the fake is held to, checked against ZooKeeper itself.
+func TestConformance(t *testing.T) {
+	zktest.Run(t, ensemble.NewTarget(ensemble.Servers(t)))
 }

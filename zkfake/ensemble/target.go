@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"os"
 	"strings"
 	"sync"
@@ -37,6 +38,16 @@ var openACL = zk.WorldACL(zk.PermAll)
 // with everything under it when the scenario ends, and sessions that are
 // closed when it ends. The Env is an *Env, which also implements
 // zktest.Expirer, zktest.Partitioner and zktest.Ticker.
+//
+// Each scenario has a home member, taken in turn from servers so that
+// scenarios run on followers and on the leader alike. Sessions from Connect
+// go to the home member first and move to another only when it cannot be
+// reached. This matters: ZooKeeper promises each session reads in order,
+// but not that a session on one member sees at once what another session
+// just wrote through a different member (followers apply commits a little
+// later). Scenarios written against the fake, a single server, assume that
+// one session sees another's writes, which holds on one member. Use
+// ConnectTo to put sessions on different members on purpose.
 func NewTarget(servers []string) zktest.Target {
 	return &target{
 		servers: append([]string(nil), servers...),
@@ -68,13 +79,20 @@ func (tg *target) Run(t *testing.T, name string, body func(t *testing.T, env zkt
 // on a chosen member, and the fault and timing interfaces of zktest.
 type Env struct {
 	target *target
+	home   int // index in target.servers of the member sessions prefer
 	base   string
-	admin  *zk.Conn
+	admin  *zk.Conn // this package's own session, never partitioned
+
+	mu     sync.Mutex
+	links  map[recipe.Conn]*link
+	probes int // sequence for Expire's probe nodes
 }
 
 var (
-	_ zktest.Env    = (*Env)(nil)
-	_ zktest.Ticker = (*Env)(nil)
+	_ zktest.Env         = (*Env)(nil)
+	_ zktest.Expirer     = (*Env)(nil)
+	_ zktest.Partitioner = (*Env)(nil)
+	_ zktest.Ticker      = (*Env)(nil)
 )
 
 func newEnv(t *testing.T, tg *target) *Env {
@@ -91,11 +109,15 @@ func newEnv(t *testing.T, tg *target) *Env {
 	if tg.tickErr != nil {
 		t.Fatalf("reading the ensemble's tickTime: %v", tg.tickErr)
 	}
-	admin := dialAdmin(t, tg.servers)
+	seq := tg.seq.Add(1)
+	home := int((seq - 1) % int64(len(tg.servers)))
+	admin := dialAdmin(t, tg.servers, home)
 	e := &Env{
 		target: tg,
-		base:   fmt.Sprintf("%s/%s-%d", tg.runPath(), znodeName(t.Name()), tg.seq.Add(1)),
+		home:   home,
+		base:   fmt.Sprintf("%s/%s-%d", tg.runPath(), znodeName(t.Name()), seq),
 		admin:  admin,
+		links:  map[recipe.Conn]*link{},
 	}
 	if err := e.createBase(); err != nil {
 		admin.Close()
@@ -105,6 +127,9 @@ func newEnv(t *testing.T, tg *target) *Env {
 	// sessions have been closed and their ephemerals are gone.
 	t.Cleanup(func() {
 		defer admin.Close()
+		if err := deleteTree(admin, e.probeDir()); err != nil {
+			t.Errorf("removing %s: %v", e.probeDir(), err)
+		}
 		if err := deleteTree(admin, e.base); err != nil {
 			if errors.Is(err, zk.ErrNoAuth) {
 				t.Logf("leaving %s behind: %v (the scenario's ACLs deny deleting it)", e.base, err)
@@ -120,10 +145,13 @@ func newEnv(t *testing.T, tg *target) *Env {
 }
 
 // dialAdmin opens one of this package's own sessions, straight to the
-// servers (never through a proxy), and waits until it is established.
-func dialAdmin(t testing.TB, servers []string) *zk.Conn {
+// servers (never through a proxy), home member first, and waits until it is
+// established.
+func dialAdmin(t testing.TB, servers []string, home int) *zk.Conn {
 	t.Helper()
-	conn, events, err := zk.Connect(servers, adminTimeout, zk.WithLogger(silentLogger{}), zk.WithLogInfo(false))
+	hosts := newHomeFirst(servers, home)
+	conn, events, err := zk.Connect(servers, adminTimeout, zk.WithHostProvider(hosts),
+		zk.WithDialer(hosts.wrap(net.DialTimeout)), zk.WithLogger(silentLogger{}), zk.WithLogInfo(false))
 	if err != nil {
 		t.Fatalf("connecting to %v: %v", servers, err)
 	}
@@ -166,6 +194,10 @@ func (e *Env) Real() bool { return true }
 // member argument.
 func (e *Env) Members() int { return len(e.target.servers) }
 
+// Home returns the number (as in ConnectTo) of the scenario's home member,
+// the one Connect's sessions use while it is reachable.
+func (e *Env) Home() int { return e.home }
+
 // Servers returns the client addresses of the ensemble's members, in the
 // order ConnectTo numbers them.
 func (e *Env) Servers() []string { return append([]string(nil), e.target.servers...) }
@@ -176,14 +208,15 @@ func (e *Env) Servers() []string { return append([]string(nil), e.target.servers
 func (e *Env) TickTime() time.Duration { return e.target.tick }
 
 // Connect opens a session with the requested timeout through go-zookeeper,
-// letting it choose among all members, and returns once the session is
-// established. The StateConnecting, StateConnected and StateHasSession
+// on the scenario's home member (or, if it cannot be reached, another), and
+// returns once the session is established. The StateConnecting, StateConnected and StateHasSession
 // events of that first connection have been read from the returned channel;
-// later events are left for the caller. The session is closed when the test
-// ends.
+// later events are left for the caller. The client reaches the members
+// through this package's proxy, so the connection can be partitioned and
+// its session expired. The session is closed when the test ends.
 func (e *Env) Connect(t testing.TB, timeout time.Duration) (recipe.Conn, <-chan zk.Event) {
 	t.Helper()
-	return e.connect(t, e.target.servers, timeout)
+	return e.connect(t, e.target.servers, e.home, timeout)
 }
 
 // ConnectTo is Connect with the session pinned to one member, numbered from
@@ -195,16 +228,33 @@ func (e *Env) ConnectTo(t testing.TB, member int, timeout time.Duration) (recipe
 	if member < 0 || member >= len(e.target.servers) {
 		t.Fatalf("ConnectTo: member %d out of range [0, %d)", member, len(e.target.servers))
 	}
-	return e.connect(t, e.target.servers[member:member+1], timeout)
+	return e.connect(t, e.target.servers[member:member+1], 0, timeout)
 }
 
-func (e *Env) connect(t testing.TB, servers []string, timeout time.Duration) (recipe.Conn, <-chan zk.Event) {
+// connect opens a session through a new proxy to servers, trying
+// servers[home] first.
+func (e *Env) connect(t testing.TB, servers []string, home int, timeout time.Duration) (recipe.Conn, <-chan zk.Event) {
 	t.Helper()
-	conn, events, err := zk.Connect(servers, timeout, zk.WithLogger(silentLogger{}), zk.WithLogInfo(false))
+	l, err := newLink(servers, timeout)
+	if err != nil {
+		t.Fatalf("starting the proxy for %v: %v", servers, err)
+	}
+	t.Cleanup(l.close)
+	hosts := newHomeFirst(servers, home)
+	conn, events, err := zk.Connect(servers, timeout, zk.WithHostProvider(hosts),
+		zk.WithDialer(hosts.wrap(l.dial)), zk.WithLogger(silentLogger{}), zk.WithLogInfo(false))
 	if err != nil {
 		t.Fatalf("connecting to %v: %v", servers, err)
 	}
-	t.Cleanup(conn.Close)
+	// Heal first so that the close request reaches the ensemble and the
+	// session ends now rather than by expiry; this runs before l.close.
+	t.Cleanup(func() {
+		l.heal()
+		conn.Close()
+	})
+	e.mu.Lock()
+	e.links[conn] = l
+	e.mu.Unlock()
 	if err := awaitSession(events, sessionWait); err != nil {
 		t.Fatalf("connecting to %v: %v", servers, err)
 	}
@@ -289,3 +339,65 @@ func znodeName(testName string) string {
 type silentLogger struct{}
 
 func (silentLogger) Printf(string, ...any) {}
+
+// homeFirst is a zk.HostProvider that tries the home member first — on the
+// first connection and whenever a connection has just been made to a member
+// and lost — and the others in order after it, one per failed dial. Like
+// go-zookeeper's own provider it reports retryStart, which makes the client
+// pause a second and fail queued requests with ErrNoServer, each time it has
+// failed to reach every member in turn. It learns of failed dials through
+// the dialer that wrap returns.
+type homeFirst struct {
+	mu       sync.Mutex
+	order    []string
+	failures int // dials failed in a row
+}
+
+func newHomeFirst(servers []string, home int) *homeFirst {
+	order := []string{servers[home]}
+	for i, s := range servers {
+		if i != home {
+			order = append(order, s)
+		}
+	}
+	return &homeFirst{order: order}
+}
+
+// wrap returns dial, counting its failures for Next.
+func (h *homeFirst) wrap(dial zk.Dialer) zk.Dialer {
+	return func(network, addr string, timeout time.Duration) (net.Conn, error) {
+		conn, err := dial(network, addr, timeout)
+		h.mu.Lock()
+		if err != nil {
+			h.failures++
+		} else {
+			h.failures = 0
+		}
+		h.mu.Unlock()
+		return conn, err
+	}
+}
+
+// Init is given go-zookeeper's shuffled copy of the servers, which homeFirst
+// ignores in favour of its own order.
+func (h *homeFirst) Init(servers []string) error {
+	if len(servers) != len(h.order) {
+		return fmt.Errorf("ensemble: host provider made for %d servers, given %d", len(h.order), len(servers))
+	}
+	return nil
+}
+
+// Len returns the number of members.
+func (h *homeFirst) Len() int { return len(h.order) }
+
+// Next returns the member to dial next.
+func (h *homeFirst) Next() (server string, retryStart bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := len(h.order)
+	return h.order[h.failures%n], h.failures > 0 && h.failures%n == 0
+}
+
+// Connected is called once a session is established; the dial had already
+// reset the failure count.
+func (h *homeFirst) Connected() {}

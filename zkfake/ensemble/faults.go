@@ -1,0 +1,173 @@
+package ensemble
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zksim/zksim/recipe"
+)
+
+// memberSyncWait bounds how long Expire waits for each member to answer a
+// sync after the expiry; a member that does not (stopped by a fault test) is
+// skipped.
+const memberSyncWait = 5 * time.Second
+
+// Partition cuts conn off from the ensemble: its open TCP connection is
+// closed, so the client turns StateDisconnected at once, and its attempts to
+// reconnect are refused until Heal, as if no member were listening, so its
+// requests fail with zk.ErrNoServer after a round of attempts. The session
+// lives on in the ensemble until its timeout passes.
+func (e *Env) Partition(t testing.TB, conn recipe.Conn) {
+	t.Helper()
+	e.linkOf(t, conn).partition(linkRefusing)
+}
+
+// Heal lets conn reach the ensemble again. go-zookeeper reconnects at its
+// own pace (within a second or so) and learns whether its session is still
+// alive (StateHasSession, same session id) or expired (StateExpired, then a
+// new session).
+func (e *Env) Heal(t testing.TB, conn recipe.Conn) {
+	t.Helper()
+	e.linkOf(t, conn).heal()
+}
+
+// Expire makes the ensemble expire conn's session. It cuts conn off —
+// closing its connection and holding its reconnection attempt unanswered in
+// the proxy — and waits until the ensemble has expired the session (seen as
+// the deletion of an ephemeral probe znode the session created outside the
+// scenario's base) and every reachable member has applied that; then it
+// releases the held attempt. When Expire returns, the session's ephemerals
+// are gone and other sessions' watches on them have fired; the client learns
+// of the expiry as its released attempt reaches the member, right after
+// (StateExpired), and go-zookeeper then opens a new session on the same
+// *zk.Conn. Between Expire's start and StateExpired the client's event
+// channel receives only StateDisconnected, StateConnecting and
+// StateConnected.
+//
+// A partitioned conn is healed first and given its session back (or told
+// that it expired) before a session is expired.
+func (e *Env) Expire(t testing.TB, conn recipe.Conn) {
+	t.Helper()
+	l := e.linkOf(t, conn)
+	l.heal()
+	if err := waitHasSession(conn, sessionWait); err != nil {
+		t.Fatalf("Expire: %v", err)
+	}
+	probe, err := e.createProbe(conn)
+	if err != nil {
+		t.Fatalf("Expire: creating the probe node: %v", err)
+	}
+	l.partition(linkHolding)
+	// ZooKeeper clamps the negotiated timeout to at most 20 ticks and
+	// expires sessions on tick boundaries; the rest is slack for a busy
+	// machine.
+	wait := 30*e.target.tick + 10*time.Second
+	if err := awaitDeleted(e.admin, probe, wait); err != nil {
+		l.heal()
+		t.Fatalf("Expire: session %#x was not expired: %v", conn.SessionID(), err)
+	}
+	e.syncMembers(t, probe)
+	l.heal()
+}
+
+func (e *Env) linkOf(t testing.TB, conn recipe.Conn) *link {
+	t.Helper()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	l, ok := e.links[conn]
+	if !ok {
+		t.Fatalf("connection %p was not opened by this Env's Connect or ConnectTo", conn)
+	}
+	return l
+}
+
+// probeDir holds Expire's probe nodes, next to the base so that the
+// scenario never sees them.
+func (e *Env) probeDir() string { return e.base + ".probes" }
+
+// createProbe creates an ephemeral znode owned by conn's session.
+func (e *Env) createProbe(conn recipe.Conn) (string, error) {
+	if _, err := e.admin.Create(e.probeDir(), nil, 0, openACL); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		return "", err
+	}
+	e.mu.Lock()
+	e.probes++
+	n := e.probes
+	e.mu.Unlock()
+	probe := fmt.Sprintf("%s/%016x-%d", e.probeDir(), conn.SessionID(), n)
+	// The probe dir was created through another session, perhaps on
+	// another member.
+	if _, err := conn.Sync(e.probeDir()); err != nil {
+		return "", err
+	}
+	_, err := conn.Create(probe, nil, zk.FlagEphemeral, openACL)
+	return probe, err
+}
+
+// waitHasSession waits until conn has an established session.
+func waitHasSession(conn recipe.Conn, wait time.Duration) error {
+	deadline := time.Now().Add(wait)
+	for conn.State() != zk.StateHasSession {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("connection has no session after %v (state %v)", wait, conn.State())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return nil
+}
+
+// awaitDeleted waits, through a watch, until path no longer exists.
+func awaitDeleted(conn *zk.Conn, path string, wait time.Duration) error {
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	for {
+		exists, _, ch, err := conn.ExistsW(path)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-deadline.C:
+			return fmt.Errorf("%s still exists after %v", path, wait)
+		}
+	}
+}
+
+// syncMembers makes every member that answers catch up with the leader, so
+// that a read through any member after Expire sees the expiry. Members are
+// reached with sessions of their own, pinned to each one.
+func (e *Env) syncMembers(t testing.TB, path string) {
+	t.Helper()
+	if len(e.target.servers) == 1 {
+		return
+	}
+	for _, server := range e.target.servers {
+		conn, events, err := zk.Connect([]string{server}, adminTimeout, zk.WithLogger(silentLogger{}), zk.WithLogInfo(false))
+		if err != nil {
+			t.Fatalf("Expire: connecting to %s: %v", server, err)
+		}
+		if err := awaitSession(events, memberSyncWait); err != nil {
+			conn.Close()
+			t.Logf("Expire: member %s did not answer (%v); not syncing it", server, err)
+			continue
+		}
+		_, err = conn.Sync(path)
+		if err == nil {
+			var exists bool
+			exists, _, err = conn.Exists(path)
+			if err == nil && exists {
+				err = errors.New("the expired session's probe node is still there after a sync")
+			}
+		}
+		conn.Close()
+		if err != nil {
+			t.Fatalf("Expire: member %s: %v", server, err)
+		}
+	}
+}
