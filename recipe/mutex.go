@@ -110,16 +110,27 @@ const (
 // for a bounded time and, if that fails, keeps the hold so Unlock can be
 // called again; it never drops the state silently (CURATOR-678). No goroutine
 // of a Mutex outlives its hold: the one watching the node ends with Unlock or
-// with the loss.
+// with the loss (the one exception: a request abandoned to a partition, see
+// Unlock).
+//
+// # Traffic
+//
+// Uncontended, Lock sends 3 requests (create, ExistsW on the own node,
+// list) and Unlock 1. A waiter adds a GetW on its predecessor and one more
+// listing per wakeup, however long the queue. A release delivers two watch
+// events: one to the next waiter, one to the releaser itself through the
+// watch on its own node that Lost relies on.
 //
 // Compared with the implementations it interoperates with: go-zookeeper's
 // zk.Lock leaves its node behind when an error follows the create, cannot be
 // cancelled, errors on foreign children and trusts any node with its GUID;
 // kazoo's Lock also finds its node by UUID without checking the owner and
 // its release reports success for a lock that was lost; Curator's
-// InterProcessMutex is subject to CURATOR-498/604/678 above in the versions
-// those issues name. The Mutex checks the owner, reports ErrLockLost, and
-// keeps the hold when a release fails.
+// InterProcessMutex is where CURATOR-498 (a closing session's node found by
+// GUID), CURATOR-604 (two holders after a session change) and CURATOR-678
+// (release forgets the hold on connection loss) were reported. The Mutex
+// checks the owner, reports ErrLockLost, and keeps the hold when a release
+// fails.
 type Mutex struct {
 	conn Conn
 	dir  string
@@ -267,12 +278,16 @@ func NewMutex(conn Conn, path string, opts ...MutexOption) *Mutex {
 // counts up and returns nil at once. On any error the handle's node is gone
 // (or, if even the deletion failed, will be retried by the next Lock) and
 // the error is returned: ctx.Err() if ctx ended the wait, zk.ErrClosing if the
-// Conn was closed, or the ZooKeeper error. A session that expires while Lock
-// waits is not an error: go-zookeeper carries on with a new session, and so
-// does Lock, with a new node at the back of the queue.
+// Conn was closed meanwhile, or the ZooKeeper error. A session that expires
+// while Lock waits is not an error: go-zookeeper carries on with a new
+// session, and so does Lock, with a new node at the back of the queue.
+// Connection loss is retried for the retry timeout (WithRetryTimeout).
 //
-// Cancellation is seen between ZooKeeper requests; a request in flight ends
-// within the client's own timeouts.
+// While Lock waits for its predecessor, ctx ends the wait at once. A request
+// Lock has sent is waited for, though: go-zookeeper holds requests made
+// while it is disconnected until it reconnects (or, having tried every
+// server, fails them with zk.ErrNoServer), and Lock must know whether its
+// create happened before it can return.
 func (m *Mutex) Lock(ctx context.Context) error {
 	_, err := m.lock(ctx, true)
 	return err
@@ -291,7 +306,10 @@ func (m *Mutex) TryLock(ctx context.Context) (bool, error) {
 // took effect; either way the handle is then unlocked. While the connection
 // is lost Unlock retries for the retry timeout (WithRetryTimeout); if that
 // is not enough it returns the error and the handle keeps its hold, so Unlock
-// can be called again.
+// can be called again. Its Delete may still be queued in the client then and
+// go through once the connection is back; the next Unlock takes the node's
+// absence for the release it is. The queued request keeps a goroutine until
+// the client answers or fails it.
 func (m *Mutex) Unlock() error {
 	ctx, cancel := context.WithTimeout(context.Background(), m.cfg.retryTimeout)
 	defer cancel()
@@ -434,8 +452,15 @@ func (h *hold) markLost() {
 	h.lostOnce.Do(func() { close(h.lost) })
 }
 
-// enter takes the handle's gate, or gives up when ctx is done.
+// enter takes the handle's gate, or gives up when ctx is done. A free gate
+// is taken even with ctx done, so the outcome does not depend on which of
+// two ready cases select picks.
 func (m *Mutex) enter(ctx context.Context) error {
+	select {
+	case m.gate <- struct{}{}:
+		return nil
+	default:
+	}
 	select {
 	case m.gate <- struct{}{}:
 		return nil
@@ -453,6 +478,9 @@ func (m *Mutex) notify(s MutexState) {
 }
 
 func (m *Mutex) lock(ctx context.Context, wait bool) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
 	if err := m.enter(ctx); err != nil {
 		return false, err
 	}

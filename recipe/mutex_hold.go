@@ -126,6 +126,14 @@ func (m *Mutex) release(ctx context.Context, h *hold) (lost bool, err error) {
 	unsure := h.unsure
 	m.mu.Unlock()
 	err = retryLoss(ctx, 0, func() error {
+		m.mu.Lock()
+		gone := h.state == MutexLost
+		m.mu.Unlock()
+		if gone {
+			// The session expired or the Conn was closed meanwhile: the node
+			// went with it, and retrying could only wait for the bound.
+			return zk.ErrSessionExpired
+		}
 		err, abandoned := callBounded(ctx, func() error { return m.conn.Delete(h.node, -1) })
 		if abandoned || isConnectionLoss(err) {
 			unsure = true // the Delete may have been, or may yet be, applied

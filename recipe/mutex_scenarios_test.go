@@ -48,6 +48,8 @@ var mutexScenarios = []mutexScenario{
 	{"GhostOfAnotherSessionNotAdopted", testGhostOfAnotherSessionNotAdopted},
 	{"LateCreateStrayRemoved", testLateCreateStrayRemoved},
 	{"ListedAfterSessionChange", testListedAfterSessionChange},
+	{"ConnClosedWhileHeld", testConnClosedWhileHeld},
+	{"CancelledBeforeLock", testCancelledBeforeLock},
 }
 
 func runMutexScenarios(t *testing.T, target zktest.Target) {
@@ -1004,3 +1006,46 @@ func testListedAfterSessionChange(t *testing.T, env zktest.Env) {
 	}
 }
 
+// Closing the Conn ends the session and with it the hold: Lost closes and
+// Unlock reports the loss rather than retrying a closed connection.
+func testConnClosedWhileHeld(t *testing.T, env zktest.Env) {
+	dir := env.Base() + "/lock"
+	conn, _ := env.Connect(t, sessionTimeout)
+	admin, _ := env.Connect(t, sessionTimeout)
+	m := recipe.NewMutex(conn, dir)
+	if err := m.Lock(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close()
+	select {
+	case <-m.Lost():
+	case <-time.After(time.Minute):
+		t.Fatal("Lost() not closed after the Conn was closed")
+	}
+	start := time.Now()
+	if err := m.Unlock(); !errors.Is(err, recipe.ErrLockLost) {
+		t.Fatalf("Unlock() = %v, want ErrLockLost", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("Unlock took %v on a closed Conn", d)
+	}
+	settles(t, admin, dir, 0)
+}
+
+// A Lock whose ctx is already done does nothing.
+func testCancelledBeforeLock(t *testing.T, env zktest.Env) {
+	dir := env.Base() + "/lock"
+	conn, _ := env.Connect(t, sessionTimeout)
+	m := recipe.NewMutex(conn, dir)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := m.Lock(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Lock(cancelled) = %v", err)
+	}
+	if ok, err := m.TryLock(ctx); ok || !errors.Is(err, context.Canceled) {
+		t.Fatalf("TryLock(cancelled) = %v, %v", ok, err)
+	}
+	if ok, _, err := conn.Exists(dir); ok || err != nil {
+		t.Fatalf("a cancelled Lock touched the server: exists %v, %v", ok, err)
+	}
+}
