@@ -1,0 +1,36 @@
+// Package zkbench holds benchmark workloads that run unchanged on the
+// in-memory fake (zkfake) and on a real ZooKeeper ensemble, so that the two
+// can be compared side by side.
+//
+// Each workload is a function of a *testing.B and a *Target. A Target opens
+// sessions as recipe.Conn values and gives the workload a fresh persistent
+// directory to work in; Fake makes one on a new zkfake.Server (event log
+// off), Real one on the ensemble named in ZK_SERVERS (skipping the benchmark
+// when it is unset). The package's benchmarks run every workload as two
+// sub-benchmarks, "fake" and "real", always in that position of the name:
+//
+//	BenchmarkGet/fake
+//	BenchmarkLockHandoff/real/waiters=1000
+//
+// so `-bench ./real` selects the real side alone. cmd/zkbench runs both
+// and prints one Markdown table with the ratio of real to fake.
+//
+// The workloads:
+//
+//   - Create, Get, Set, Delete, Children, Multi, CreateDelete: the latency of
+//     one request of each kind from one session.
+//   - Reads and ReadWriteMix: throughput of Get alone, and of 70% Get with
+//     30% Set, from n goroutines with a session each.
+//   - LockUncontended: recipe.Mutex Lock and Unlock with nobody else around.
+//   - LockHandoff: n waiters queued on a recipe.Mutex; every iteration the
+//     holder releases and the next waiter acquires, while the old holder
+//     queues again at the back, so the queue stays n long.
+//   - ZnodeMemory: the fake's heap per znode in a tree of many znodes.
+//   - FuzzCases: cases per second of the fuzz harness on recipe.Mutex.
+//
+// Besides ns/op the workloads report their own metrics with b.ReportMetric:
+// ZooKeeper requests per acquisition ("ops/acquire"), watch events delivered
+// per release ("events/release"), waiters woken per release
+// ("wakeups/release"), heap bytes per znode ("B/znode") and fuzz cases per
+// second ("cases/s").
+package zkbench
