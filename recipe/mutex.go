@@ -285,9 +285,9 @@ func NewMutex(conn Conn, path string, opts ...MutexOption) *Mutex {
 //
 // While Lock waits for its predecessor, ctx ends the wait at once. A request
 // Lock has sent is waited for, though: go-zookeeper holds requests made
-// while it is disconnected until it reconnects (or, having tried every
-// server, fails them with zk.ErrNoServer), and Lock must know whether its
-// create happened before it can return.
+// while it is disconnected until it reconnects or, having tried every server,
+// fails them with zk.ErrNoServer (about a second on loopback), and Lock must
+// know whether its create happened before it can return.
 func (m *Mutex) Lock(ctx context.Context) error {
 	_, err := m.lock(ctx, true)
 	return err

@@ -67,10 +67,13 @@ func pause(ctx context.Context, d time.Duration) error {
 // callBounded runs op but stops waiting for it when ctx is done, returning
 // ctx's error and abandoned = true. A go-zookeeper request made while the
 // client cannot reach a server waits in its queue until a connection comes
-// back, which a partition can put off indefinitely; callBounded keeps such a
-// wait within the caller's bound. The abandoned request stays with the
-// client, which may still send it: its goroutine ends, and its result is
-// dropped, when the client answers or fails it.
+// back or the client has tried every server once (then it fails with
+// zk.ErrNoServer: about a second against a partitioned loopback ensemble,
+// as long as the connect timeouts allow when a server accepts but does not
+// answer); callBounded keeps such a wait within the caller's bound. The
+// abandoned request stays with the client, which may still send it: its
+// goroutine ends, and its result is dropped, when the client answers or
+// fails it.
 func callBounded(ctx context.Context, op func() error) (err error, abandoned bool) {
 	if ctx.Done() == nil {
 		return op(), false
