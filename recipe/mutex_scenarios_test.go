@@ -50,6 +50,7 @@ var mutexScenarios = []mutexScenario{
 	{"ListedAfterSessionChange", testListedAfterSessionChange},
 	{"ConnClosedWhileHeld", testConnClosedWhileHeld},
 	{"CancelledBeforeLock", testCancelledBeforeLock},
+	{"ErrorAfterCreateCleansUp", testErrorAfterCreateCleansUp},
 }
 
 func runMutexScenarios(t *testing.T, target zktest.Target) {
@@ -1047,5 +1048,34 @@ func testCancelledBeforeLock(t *testing.T, env zktest.Env) {
 	}
 	if ok, _, err := conn.Exists(dir); ok || err != nil {
 		t.Fatalf("a cancelled Lock touched the server: exists %v, %v", ok, err)
+	}
+}
+
+// failingWatchConn fails the watch on the predecessor with an error that
+// retrying cannot fix.
+type failingWatchConn struct{ recipe.Conn }
+
+func (f failingWatchConn) GetW(string) ([]byte, *zk.Stat, <-chan zk.Event, error) {
+	return nil, nil, nil, zk.ErrNoAuth
+}
+
+// An error after the create leaves no node behind.
+func testErrorAfterCreateCleansUp(t *testing.T, env zktest.Env) {
+	dir := env.Base() + "/lock"
+	connA, _ := env.Connect(t, sessionTimeout)
+	connB, _ := env.Connect(t, sessionTimeout)
+	a := recipe.NewMutex(connA, dir)
+	if err := a.Lock(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	b := recipe.NewMutex(failingWatchConn{connB}, dir)
+	if err := b.Lock(testCtx(t)); !errors.Is(err, zk.ErrNoAuth) {
+		t.Fatalf("Lock = %v, want the watch's zk.ErrNoAuth", err)
+	}
+	if got := contenders(t, connB, dir); len(got) != 1 {
+		t.Fatalf("contenders %v: the failed Lock left its node", got)
+	}
+	if err := a.Unlock(); err != nil {
+		t.Fatal(err)
 	}
 }
