@@ -26,11 +26,13 @@
 //     holder releases and the next waiter acquires, while the old holder
 //     queues again at the back, so the queue stays n long.
 //   - ZnodeMemory: the fake's heap per znode in a tree of many znodes.
-//   - FuzzCases: cases per second of the fuzz harness on recipe.Mutex.
 //
 // Besides ns/op the workloads report their own metrics with b.ReportMetric:
 // ZooKeeper requests per acquisition ("ops/acquire"), watch events delivered
 // per release ("events/release"), waiters woken per release
-// ("wakeups/release"), heap bytes per znode ("B/znode") and fuzz cases per
-// second ("cases/s").
+// ("wakeups/release"), and heap bytes and build time per znode ("B/znode",
+// "ns/znode").
+//
+// The fuzz harness's speed (cases per second) is not a benchmark here:
+// fuzz.Run must run in a program of its own, so cmd/zkbench times it.
 package zkbench
