@@ -89,17 +89,25 @@ func TestWorkloadsRunOnTheFake(t *testing.T) {
 // uncontended is a create, an ExistsW on the own node, a listing and the
 // Delete; each handoff adds the next holder's listing after its wakeup and
 // the GetW with which the old holder, queueing again, parks. A release
-// wakes exactly one waiter, however many wait.
-func TestLockMetricsOnTheFake(t *testing.T) {
+// wakes exactly one waiter, however many wait. The real ensemble must
+// agree with the fake on all of it, watch events included.
+func checkLockMetrics(t *testing.T, target func(testing.TB) *zkbench.Target, inBubble bool) {
 	check := func(t *testing.T, r testing.BenchmarkResult, metric string, want float64) {
 		t.Helper()
 		if got := r.Extra[metric]; got != want {
 			t.Errorf("%s = %v, want %v", metric, got, want)
 		}
 	}
+	run := func(t *testing.T, body func(t *testing.T)) {
+		if inBubble {
+			synctest.Test(t, body)
+		} else {
+			body(t)
+		}
+	}
 	t.Run("uncontended", func(t *testing.T) {
-		synctest.Test(t, func(t *testing.T) {
-			r := runWorkload(t, func(b *testing.B) { zkbench.LockUncontended(b, zkbench.Fake(b)) }, nil)
+		run(t, func(t *testing.T) {
+			r := runWorkload(t, func(b *testing.B) { zkbench.LockUncontended(b, target(b)) }, nil)
 			check(t, r, "ops/acquire", 4)
 			// The holder's watch on its own node fires as Unlock deletes it.
 			check(t, r, "events/release", 1)
@@ -107,8 +115,8 @@ func TestLockMetricsOnTheFake(t *testing.T) {
 	})
 	for _, waiters := range []int{1, 2, 10, 100} {
 		t.Run(fmt.Sprintf("waiters=%d", waiters), func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				r := runWorkload(t, func(b *testing.B) { zkbench.LockHandoff(b, zkbench.Fake(b), waiters) }, nil)
+			run(t, func(t *testing.T) {
+				r := runWorkload(t, func(b *testing.B) { zkbench.LockHandoff(b, target(b), waiters) }, nil)
 				check(t, r, "ops/acquire", 6)
 				check(t, r, "wakeups/release", 1)
 				// The next holder's watch and the old holder's own.
@@ -116,6 +124,15 @@ func TestLockMetricsOnTheFake(t *testing.T) {
 			})
 		})
 	}
+}
+
+func TestLockMetricsOnTheFake(t *testing.T) {
+	checkLockMetrics(t, func(tb testing.TB) *zkbench.Target { return zkbench.Fake(tb) }, true)
+}
+
+func TestLockMetricsOnTheEnsemble(t *testing.T) {
+	ensemble.Servers(t)
+	checkLockMetrics(t, zkbench.Real, false)
 }
 
 func TestZnodeMemoryOnTheFake(t *testing.T) {
