@@ -1,0 +1,323 @@
+package fuzz
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/zksim/zksim/zkfake"
+)
+
+// writeOps are the server's names of the requests that change the tree.
+var writeOps = map[string]bool{
+	"create": true, "createContainer": true, "createTTL": true, "delete": true,
+	"setData": true, "setACL": true, "multi": true, "reap": true,
+}
+
+// herdDetector reads the server's log for changes that woke more than one
+// waiter. The server delivers a change's watch events right after the
+// change, so the deliveries that follow a write, an expiry or a close (with
+// its zxid) are what that one change woke. The session that made the change
+// does not count, nor the owner of a node hearing of its own node: only
+// other sessions, which are waiting for the lock, and among them only those
+// the change set going (see finishStep).
+type herdDetector struct {
+	h       *harness
+	trigger *zkfake.Record
+	woken   map[string][]int64 // path → sessions woken by the trigger
+	owner   map[string]int64   // node → the session that created it
+	nodes   map[int64]int      // session → how many nodes it has
+}
+
+func newHerdDetector(h *harness) *herdDetector {
+	return &herdDetector{h: h, owner: map[string]int64{}, nodes: map[int64]int{}}
+}
+
+// forget drops a deleted node from the books.
+func (d *herdDetector) forget(path string) {
+	if s, ok := d.owner[path]; ok {
+		delete(d.owner, path)
+		d.nodes[s]--
+	}
+}
+
+// observe takes the next record of the log and returns a description of a
+// herd, if this record completes one.
+func (d *herdDetector) observe(r zkfake.Record, woke map[int64]bool) string {
+	switch r.Kind {
+	case zkfake.RecordOp:
+		if !writeOps[r.Op] {
+			d.trigger = nil
+			return ""
+		}
+		switch {
+		case r.Err != nil:
+		case r.Op == "create" && strings.HasPrefix(r.Result, lockPath+"/"):
+			d.owner[r.Result] = r.Session
+			d.nodes[r.Session]++
+		case r.Op == "delete":
+			d.forget(r.Path)
+		}
+		d.start(r)
+	case zkfake.RecordSession:
+		if r.Op == "expireSession" || r.Op == "closeSession" {
+			for path, s := range d.owner {
+				if s == r.Session {
+					d.forget(path)
+				}
+			}
+			d.start(r)
+		} else {
+			d.trigger = nil
+		}
+	case zkfake.RecordWatch:
+		t := d.trigger
+		// Only a waiter counts: a session with a node in the queue, that
+		// the change set going.
+		if t == nil || r.Zxid != t.Zxid || r.Session == t.Session || d.owner[r.Path] == r.Session || !woke[r.Session] || d.nodes[r.Session] == 0 {
+			return ""
+		}
+		woken := d.woken[r.Path]
+		for _, s := range woken {
+			if s == r.Session {
+				return ""
+			}
+		}
+		woken = append(woken, r.Session)
+		d.woken[r.Path] = woken
+		if len(woken) == 2 {
+			return fmt.Sprintf("%s woke %s and %s at once (%s %s): a waiter should wait for one node, the one just ahead of it",
+				d.describeTrigger(), d.h.client(woken[0]), d.h.client(woken[1]), strings.TrimPrefix(r.Op, "Event"), r.Path)
+		}
+	default:
+		d.trigger = nil
+	}
+	return ""
+}
+
+func (d *herdDetector) start(r zkfake.Record) {
+	rec := r
+	d.trigger = &rec
+	d.woken = map[string][]int64{}
+}
+
+func (d *herdDetector) describeTrigger() string {
+	t := d.trigger
+	switch t.Op {
+	case "expireSession":
+		return fmt.Sprintf("the expiry of %s's session %#x", d.h.client(t.Session), t.Session)
+	case "closeSession":
+		return fmt.Sprintf("the close of %s's session %#x", d.h.client(t.Session), t.Session)
+	}
+	return fmt.Sprintf("%s's %s %s", d.h.client(t.Session), t.Op, t.Path)
+}
+
+// node is a znode as Dump shows it.
+type node struct {
+	path  string
+	owner string // the ephemeral owner, "" for a persistent node
+}
+
+// tree reads the server's tree from Dump.
+func (h *harness) tree() []node {
+	var nodes []node
+	for _, line := range strings.Split(strings.TrimSpace(h.srv.Dump()), "\n") {
+		i := strings.Index(line, " data=")
+		if i < 0 {
+			continue
+		}
+		n := node{path: line[:i]}
+		if j := strings.Index(line, " owner="); j >= 0 {
+			n.owner = line[j+len(" owner="):]
+		}
+		nodes = append(nodes, n)
+	}
+	return nodes
+}
+
+// leftovers lists the nodes a case may not leave behind: everything but the
+// tree a new server holds and the lock's directory with its ancestors.
+func (h *harness) leftovers() []node {
+	allowed := map[string]bool{"/": true, "/zookeeper": true, "/zookeeper/quota": true, "/zookeeper/config": true}
+	for p := lockPath; p != "/" && p != ""; p = p[:strings.LastIndexByte(p, '/')] {
+		allowed[p] = true
+	}
+	var left []node
+	for _, n := range h.tree() {
+		if !allowed[n.path] {
+			left = append(left, n)
+		}
+	}
+	return left
+}
+
+func describeNodes(nodes []node) string {
+	parts := make([]string, len(nodes))
+	for i, n := range nodes {
+		parts[i] = n.path
+		if n.owner != "" {
+			parts[i] += " (ephemeral, owner " + n.owner + ")"
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// watchedPaths describes where the server holds watches, among the paths
+// the case has used.
+func (h *harness) watchedPaths() string {
+	paths := map[string]bool{lockPath: true}
+	for _, n := range h.tree() {
+		paths[n.path] = true
+	}
+	for _, r := range h.srv.Log() {
+		if r.Path != "" {
+			paths[r.Path] = true
+		}
+	}
+	var list []string
+	for p := range paths {
+		if n := h.srv.WatchCount(p); n > 0 {
+			list = append(list, fmt.Sprintf("%s (%d)", p, n))
+		}
+	}
+	sort.Strings(list)
+	if len(list) == 0 {
+		return "none"
+	}
+	return strings.Join(list, ", ")
+}
+
+// windDown heals every fault, tells the clients to stop after their current
+// round, and lets them finish, round robin. If nothing moves for
+// stallLimit — no Lock or Unlock returns — the case is stuck: liveness.
+func (h *harness) windDown() {
+	for _, s := range h.slots {
+		h.tick()
+		switch {
+		case s.inc.partitioned:
+			h.heal(s)
+		case s.inc.paused:
+			h.resume(s)
+		}
+	}
+	h.tick()
+	h.begin("wind-down: every fault is healed; each client finishes its round, unlocks and stops")
+	h.stopping = true
+	lastProgress, moves := h.now(), 0
+	wait := 100 * time.Millisecond
+	next := 0
+	for h.finding == nil {
+		h.tick()
+		if h.allExited() {
+			return
+		}
+		if stalled := h.now() - lastProgress; stalled >= stallLimit || moves >= stallMoves {
+			h.begin(fmt.Sprintf("the clients have made %d moves in %v and none of them took or released the lock", moves, stalled.Round(time.Millisecond)))
+			h.stuck()
+			return
+		}
+		s, r := h.runnable(h.slots[next%len(h.slots)])
+		if s != nil {
+			next = s.id + 1
+			wait = 100 * time.Millisecond
+			h.begin(fmt.Sprintf("%s moves", s.name()))
+			moves++
+			if r.point == pointLocked || r.point == pointUnlocked || r.point == pointLock {
+				lastProgress, moves = h.now(), 0
+			}
+			h.grant(s, r)
+			continue
+		}
+		h.begin(fmt.Sprintf("no client can move; time passes %v", wait))
+		h.cur.quiet = true
+		h.advance(wait)
+		wait = min(2*wait, 5*time.Second)
+	}
+}
+
+func (h *harness) allExited() bool {
+	for _, s := range h.slots {
+		if !s.inc.exited {
+			return false
+		}
+	}
+	return true
+}
+
+// stuck reports the liveness finding: who waits, and what the server holds
+// that could (or could not) wake them.
+func (h *harness) stuck() {
+	var waiting, holding []string
+	for _, s := range h.slots {
+		switch {
+		case s.inCS || s.phase == phaseHolding:
+			holding = append(holding, s.name())
+		case s.phase == phaseLocking:
+			waiting = append(waiting, s.name())
+		case s.phase == phaseUnlocking:
+			waiting = append(waiting, s.name()+" (in Unlock)")
+		}
+	}
+	children := h.children()
+	lock := "the lock is free: " + lockPath + " has no contender"
+	if len(children) > 0 {
+		lock = lockPath + " holds " + describeNodes(children)
+	}
+	h.found(Liveness, "with every fault healed, no Lock or Unlock returned for %v: %s wait%s; %s; watches on the server: %s",
+		stallLimit, strings.Join(waiting, ", "), plural(len(waiting)), lock, h.watchedPaths())
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return "s"
+	}
+	return ""
+}
+
+// children returns the nodes under the lock's directory.
+func (h *harness) children() []node {
+	var out []node
+	for _, n := range h.tree() {
+		if strings.HasPrefix(n.path, lockPath+"/") {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// finalChecks runs once every client has stopped: after the sessions of
+// crashed processes have expired, the lock's directory must be empty and the
+// server must hold no watch; after every client closes its session, nothing
+// may remain at all.
+func (h *harness) finalChecks() {
+	h.tick()
+	h.begin("every client has unlocked and stopped; time passes for the sessions of crashed processes to expire")
+	h.advance(2 * (baseTimeout + maxClients*timeoutSpacing))
+	if left := h.leftovers(); len(left) > 0 {
+		h.found(Leak, "once every client had unlocked, the tree still holds %s", describeNodes(left))
+		return
+	}
+	if n := h.srv.TotalWatches(); n > 0 {
+		h.found(Leak, "once every client had unlocked, the server still holds %d watch%s: %s", n, map[bool]string{true: "", false: "es"}[n == 1], h.watchedPaths())
+		return
+	}
+	h.tick()
+	h.begin("every client closes its session")
+	for _, s := range h.slots {
+		s.inc.conn.Close()
+	}
+	h.settle()
+	h.advance(2 * (baseTimeout + maxClients*timeoutSpacing))
+	if left := h.leftovers(); len(left) > 0 {
+		h.found(Leak, "once every session was closed, the tree still holds %s", describeNodes(left))
+		return
+	}
+	if ids := h.srv.Sessions(); len(ids) > 0 {
+		h.found(Leak, "once every client had closed its session, the server still holds %d session(s)", len(ids))
+		return
+	}
+	if n := h.srv.TotalWatches(); n > 0 {
+		h.found(Leak, "once every session was closed, the server still holds %d watch(es): %s", n, h.watchedPaths())
+	}
+}

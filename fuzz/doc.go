@@ -1,0 +1,90 @@
+// Package fuzz tests ZooKeeper locks by fuzzing them: it runs a lock many
+// times over, on the in-memory ZooKeeper of package zkfake, under a drawn
+// schedule of client moves and faults, and looks for what a lock must
+// never do.
+//
+// [CheckMutex] does it from a test, [Run] from a program (cmd/zkfuzz is
+// one), and [Fuzz] gives `go test -fuzz` a target. The lock under test is
+// any [Locker] — Lock(ctx) and Unlock() — made by a [NewLocker] on the
+// recipe.Conn each simulated client passes it; a lock that hands out
+// fencing tokens also implements [Fencer].
+//
+// # A case
+//
+// A case is a fresh zkfake server inside a testing/synctest bubble, where
+// time is virtual, and 2 to 8 simulated clients, each looping in a
+// goroutine of its own: Lock, critical section (where it may write to a
+// protected resource), Unlock. Every call a client's lock makes to the
+// server waits at a gate until the harness lets it through, and the client
+// loop stops at points (Lock returned, about to Unlock...) where the harness
+// keeps its books. After letting one client go, the harness waits until
+// every goroutine of the bubble is durably blocked again (synctest.Wait):
+// the harness, not the Go scheduler, decides who moves next, so the same
+// draws give the same history, byte for byte.
+//
+// The schedule is a list of actions rapid draws and shrinks: a client's
+// next move; a move whose request is lost before the server applies it, or
+// whose reply is lost after; a partition and its healing; a session expiry;
+// a crash, after which a new process takes the client's place; a process
+// frozen past its session timeout (a long GC pause) and thawed; time
+// passing. Each case then winds down: every fault heals, every client
+// finishes its round and stops, every session closes.
+//
+// Two faults are shaped by the fake as it is. It has no lagging followers
+// yet, so there are no stale reads. And it drops the watch events it fires
+// while a client is cut off, where a real connection would deliver them
+// late once the network heals or the process thaws: so a partition lasts
+// until the client notices it (and, reconnecting, re-arms its watches and
+// hears what it missed), and a frozen process thaws only once its session
+// has expired.
+//
+// # Detectors
+//
+//   - mutual-exclusion: a client enters its critical section while another
+//     is in its own, both sessions alive (a holder whose session expired
+//     may still believe it holds: that is what fencing is for); or
+//     porcupine, with the linearizability package's mutex model and the
+//     session expiries from the server's event log, finds no order of the
+//     recorded Lock and Unlock calls that a lock allows, fencing tokens
+//     that grow with each acquisition included.
+//   - herd: one change (a release, a crash's or an expiry's deletions, a
+//     new contender) wakes more than one waiting client, counted from the
+//     watch events the server's log shows it delivered; or a waiting client
+//     polls: three calls in a row, each after sleeping, with nothing changed.
+//   - liveness: with every fault healed, no Lock or Unlock returns for a
+//     minute of virtual time; the finding tells who waits, the lock's
+//     nodes and the watches the server holds.
+//   - leak: once every client has unlocked, the tree holds a node beyond the
+//     lock's directory, or the server a watch; once every session is closed,
+//     a node or a session remains.
+//   - unfenced-write: in cases that check fencing, a holder whose session
+//     had expired wrote to the protected resource and nothing refused it
+//     (a Fencer's writes carry its token, and the resource refuses one
+//     older than the newest it accepted).
+//
+// # Counterexamples
+//
+// On a finding, rapid shrinks the case and CheckMutex fails the test with
+// the finding's story — the shrunk schedule told step by step, with what
+// each client did and what the server did meanwhile — and the path of
+// porcupine's HTML view of the history. rapid saves the case in a fail file
+// under testdata/rapid/<test name>/, which every later `go test` replays
+// first. GUIDs in node names are elided ("_c_…-") so the story of a lock
+// that draws them at random is the same every time.
+//
+// # Programs
+//
+// synctest needs a *testing.T, which only a test has. Run therefore runs
+// the campaign as a test suite of one test, through the testing package's
+// own entry point (testing.MainStart), in the calling process: the cases
+// are the very cases CheckMutex runs, deterministic and in virtual time,
+// with rapid's shrinking and fail files. The cost is that Run sets rapid's
+// flags and redirects os.Stdout while it runs, and that MainStart is not
+// covered by the Go 1 compatibility promise (a Go release that changes it
+// breaks the build of this package, not its behaviour). Two alternatives
+// were set aside: the fake's own manual clock (zkfake.WithManualClock) makes
+// the server's time controllable, but not the time of the lock under test,
+// whose timers run on the time package; and running `go test` from the
+// command would need the Go toolchain at run time and could not run a
+// NewLocker the caller passes in.
+package fuzz

@@ -1,0 +1,127 @@
+package fuzz
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+
+	"pgregory.net/rapid"
+)
+
+// engine runs the cases of one campaign: it is the property rapid checks.
+type engine struct {
+	newLocker NewLocker
+	cfg       Config
+	// ctx, when set, ends the campaign early: cases return at once.
+	ctx context.Context
+
+	runs      atomic.Int64
+	steps     atomic.Int64
+	failures  atomic.Int64
+	firstFail atomic.Int64 // the run that failed first: cases to find
+
+	mu       sync.Mutex
+	last     *Finding          // the last failing run's finding: after shrinking, the shrunk one
+	lastCase *caseResult       // and its case
+	html     map[string]string // story → report path, so a case rerun reuses its report
+
+	// onCase, when set, sees every case's transcript (tests of
+	// determinism).
+	onCase func(transcript string)
+	// survey makes the property record findings without failing, and skip
+	// every case after the first finding: tests that measure how soon a
+	// campaign finds something use it.
+	survey bool
+}
+
+func newEngine(newLocker NewLocker, cfg Config) *engine {
+	return &engine{newLocker: newLocker, cfg: cfg, html: map[string]string{}}
+}
+
+// property runs one case. The case itself runs inside a testing/synctest
+// bubble, where time is virtual and the harness decides the interleaving;
+// the linearizability check runs after it, outside the bubble, as
+// porcupine's timeout is a timer.
+func (e *engine) property(t *rapid.T) {
+	if e.survey && e.failures.Load() > 0 {
+		return
+	}
+	run := e.runs.Add(1)
+	if e.ctx != nil && e.ctx.Err() != nil {
+		return
+	}
+	var c *caseResult
+	rapid.SyncTest(t, func(t *rapid.T) { c = runCase(t, e) })
+	e.steps.Add(int64(c.steps))
+	if e.onCase != nil {
+		e.onCase(c.transcript())
+	}
+	f := c.finding
+	if f == nil {
+		f = c.checkHistory()
+	}
+	if f == nil {
+		return
+	}
+	e.failures.Add(1)
+	e.firstFail.CompareAndSwap(0, run)
+	// rapid runs a case silently while it searches and shrinks, and once
+	// more with its output shown at the end: only then is the story worth
+	// printing and the HTML report worth writing.
+	if t.Output() != io.Discard && !e.survey {
+		f.HTML = e.report(c, f)
+		t.Logf("%s", f)
+	}
+	e.mu.Lock()
+	e.last, e.lastCase = f, c
+	e.mu.Unlock()
+	if !e.survey {
+		fail(t, f)
+	}
+}
+
+// report writes porcupine's HTML view of the case's history, once per
+// story.
+func (e *engine) report(c *caseResult, f *Finding) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if p, ok := e.html[f.Story]; ok {
+		return p
+	}
+	p, err := c.writeHTML(e.cfg.HTMLDir)
+	if err != nil {
+		p = "(no HTML report: " + err.Error() + ")"
+	}
+	e.html[f.Story] = p
+	return p
+}
+
+// fail fails the case from a line of its own for each detector: rapid
+// keeps a shrunk case only if it fails at the same place, so shrinking keeps
+// the detector of the case it started from.
+func fail(t *rapid.T, f *Finding) {
+	msg := fmt.Sprintf("%s: %s", f.Detector, f.Summary)
+	switch f.Detector {
+	case MutualExclusion:
+		t.Fatal(msg)
+	case Herd:
+		t.Fatal(msg)
+	case Liveness:
+		t.Fatal(msg)
+	case Leak:
+		t.Fatal(msg)
+	case UnfencedWrite:
+		t.Fatal(msg)
+	default:
+		t.Fatal(msg)
+	}
+}
+
+// lastFinding returns the finding of the last failing run.
+func (e *engine) lastFinding() *Finding {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.last
+}

@@ -1,0 +1,255 @@
+package fuzz
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zksim/zksim/recipe"
+	"pgregory.net/rapid"
+)
+
+// Locker is the lock under test: what a simulated client calls in its loop
+// of Lock, critical section, Unlock. Lock must return once ctx is done.
+type Locker interface {
+	Lock(ctx context.Context) error
+	Unlock() error
+}
+
+// NewLocker makes the Locker one client uses, on that client's connection,
+// for the lock whose nodes live under path. It is called on the client's
+// own goroutine, so it may talk to the server, but most lockers (like
+// recipe.NewMutex) wait for Lock to do so.
+type NewLocker func(conn recipe.Conn, path string) Locker
+
+// Fencer is a Locker that hands out fencing tokens, as recipe.Mutex does.
+// When a case checks fencing, a holder writes to the protected resource with
+// Token; the resource refuses a token older than the newest it has
+// accepted, so a holder whose session expired behind its back cannot
+// overwrite a newer holder's work. Token returns 0 when the locker knows it
+// does not hold the lock; the client then skips its write.
+type Fencer interface {
+	Token() int64
+}
+
+// Detector names what a Finding violates.
+type Detector string
+
+// The detectors.
+const (
+	// MutualExclusion: two clients whose sessions were both alive were in
+	// the critical section at once, or porcupine found no order of the
+	// recorded Lock and Unlock calls that a lock allows.
+	MutualExclusion Detector = "mutual-exclusion"
+	// Herd: one release, crash or expiry woke more than one waiter, or a
+	// waiter polled the server while nothing changed.
+	Herd Detector = "herd"
+	// Liveness: with every fault healed, clients waited and nothing moved:
+	// no Lock or Unlock returned for a long stretch of time.
+	Liveness Detector = "liveness"
+	// Leak: nodes, watches or sessions were left once every client had
+	// unlocked and then closed its session.
+	Leak Detector = "leak"
+	// UnfencedWrite: a holder whose session had expired wrote to the
+	// protected resource and nothing refused it.
+	UnfencedWrite Detector = "unfenced-write"
+	// Panic: the locker panicked. Not a property of locks, but a bug all
+	// the same.
+	Panic Detector = "panic"
+)
+
+// Finding is one violation, from the shrunk case rapid settled on.
+type Finding struct {
+	Detector Detector
+	// Summary says in one line what went wrong.
+	Summary string
+	// Story is the case as a numbered list a person can follow: the
+	// schedule's actions, each with what the clients and the server did.
+	Story string
+	// EventLog is the fake server's event log for the case, one record a
+	// line: the ground truth the story was told from.
+	EventLog string
+	// HTML is the path of porcupine's visualization of the recorded
+	// history, when one was written.
+	HTML string
+}
+
+// String renders the finding for people: the summary, the story and where
+// the visualization is.
+func (f Finding) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s\n\n%s", f.Detector, f.Summary, f.Story)
+	if f.HTML != "" {
+		fmt.Fprintf(&b, "\nporcupine's view of the history: %s\n", f.HTML)
+	}
+	return b.String()
+}
+
+// FencingChecks says whether cases write to a protected resource while they
+// hold the lock, and check those writes.
+type FencingChecks uint8
+
+const (
+	// FencingDrawn lets each case draw whether it checks fencing: the
+	// default.
+	FencingDrawn FencingChecks = iota
+	// FencingAlways makes every case check fencing.
+	FencingAlways
+	// FencingNever makes no case check fencing.
+	FencingNever
+)
+
+// Config configures a campaign. The zero value is usable; zero fields take
+// the defaults given.
+type Config struct {
+	// Name names the campaign: the test name rapid reports and the
+	// directory of its fail files (testdata/rapid/<Name>/, relative to the
+	// working directory). Default "zkfuzz".
+	Name string
+	// Cases is how many cases Run tries before it gives up looking
+	// (default 100). CheckMutex takes it from -rapid.checks instead.
+	Cases int
+	// Seed seeds the campaign; 0 picks one at random (Report.Seed tells
+	// which). CheckMutex takes it from -rapid.seed instead.
+	Seed uint64
+	// Clients is the most clients a case runs, from 2 to 8 (default 5);
+	// each case draws how many, from 2 up to this.
+	Clients int
+	// Steps is the most actions a case's schedule holds (default 80).
+	Steps int
+	// Fencing says whether cases check fencing (default FencingDrawn).
+	Fencing FencingChecks
+	// HTMLDir is where porcupine's HTML reports go; default
+	// linearizability.DefaultReportDir().
+	HTMLDir string
+	// NoFailFile stops Run from writing rapid's fail file.
+	NoFailFile bool
+	// ShrinkTime bounds the time rapid spends shrinking a failing case
+	// (default 30s, rapid's own).
+	ShrinkTime time.Duration
+	// Progress, if set, is called by Run about four times a second, and
+	// once at the end, with the campaign's progress so far.
+	Progress func(Progress)
+	// Output receives what the testing package and rapid print while Run
+	// works (rapid's own account of a failure, how to replay it). Default:
+	// discarded; the Report holds what matters.
+	Output io.Writer
+}
+
+// Option changes a Config; CheckMutex takes them.
+type Option func(*Config)
+
+// WithClients sets the most clients a case runs (2 to 8).
+func WithClients(n int) Option { return func(c *Config) { c.Clients = n } }
+
+// WithSteps sets the most actions a case's schedule holds.
+func WithSteps(n int) Option { return func(c *Config) { c.Steps = n } }
+
+// WithFencing sets whether cases check fencing.
+func WithFencing(f FencingChecks) Option { return func(c *Config) { c.Fencing = f } }
+
+// WithHTMLDir sets where porcupine's HTML reports go.
+func WithHTMLDir(dir string) Option { return func(c *Config) { c.HTMLDir = dir } }
+
+const (
+	defaultName    = "zkfuzz"
+	defaultCases   = 100
+	defaultClients = 5
+	defaultSteps   = 80
+	minClients     = 2
+	maxClients     = 8
+)
+
+// normalized returns c with defaults filled in and bounds enforced.
+func (c Config) normalized() Config {
+	if c.Name == "" {
+		c.Name = defaultName
+	}
+	if c.Cases <= 0 {
+		c.Cases = defaultCases
+	}
+	if c.Clients == 0 {
+		c.Clients = defaultClients
+	}
+	c.Clients = min(max(c.Clients, minClients), maxClients)
+	if c.Steps <= 0 {
+		c.Steps = defaultSteps
+	}
+	return c
+}
+
+// Progress is a campaign's progress so far.
+type Progress struct {
+	// Cases is how many cases have run, shrinking runs included.
+	Cases int
+	// Steps is how many harness steps those cases took.
+	Steps int
+	// Findings is how many cases failed (while shrinking, one finding is
+	// run many times over).
+	Findings int
+	// Shrinking is true once a finding is being shrunk.
+	Shrinking bool
+	Elapsed   time.Duration
+}
+
+// CasesPerSecond is the rate at which cases ran.
+func (p Progress) CasesPerSecond() float64 {
+	if p.Elapsed <= 0 {
+		return 0
+	}
+	return float64(p.Cases) / p.Elapsed.Seconds()
+}
+
+// Report is what a campaign found.
+type Report struct {
+	Name string
+	Seed uint64
+	// Cases is how many cases ran before the first finding, or in all if
+	// there was none; Runs adds the runs spent shrinking.
+	Cases, Runs int
+	Steps       int
+	Elapsed     time.Duration
+	// Findings holds the shrunk finding, if any: rapid stops at the first
+	// failing case and shrinks it.
+	Findings []Finding
+	// FailFile is rapid's fail file for the finding; a later campaign of
+	// the same Name run from the same directory replays it first.
+	FailFile string
+	// Stopped reports that ctx ended the campaign before it was done.
+	Stopped bool
+}
+
+// CheckMutex runs a campaign of cases against the locks newLocker makes and
+// fails t with the shrunk counterexample: its detector, its story, the path
+// of porcupine's HTML report, and rapid's instructions to replay it (rapid
+// also saves a fail file under testdata/rapid/<test name>, which every later
+// `go test` replays first). The number of cases and the seed come from
+// rapid's flags (-rapid.checks, default 100, and -rapid.seed).
+func CheckMutex(t *testing.T, newLocker NewLocker, opts ...Option) {
+	t.Helper()
+	cfg := Config{}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	e := newEngine(newLocker, cfg.normalized())
+	rapid.Check(t, e.property)
+}
+
+// Fuzz returns a fuzz target running one case of the campaign per input,
+// for `go test -fuzz` (rapid.MakeFuzz turns the fuzzer's bytes into the
+// case's draws):
+//
+//	func FuzzMutex(f *testing.F) {
+//		f.Fuzz(fuzz.Fuzz(recipe.NewMutex...))
+//	}
+func Fuzz(newLocker NewLocker, opts ...Option) func(*testing.T, []byte) {
+	cfg := Config{}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	e := newEngine(newLocker, cfg.normalized())
+	return rapid.MakeFuzz(e.property)
+}

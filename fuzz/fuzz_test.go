@@ -1,0 +1,250 @@
+package fuzz
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zksim/zksim/recipe"
+	"pgregory.net/rapid"
+)
+
+// TestRecipeMutex runs the project's lock through campaigns of every size
+// of client group: rapid's -rapid.checks cases each (100 by default, 400
+// in all). A longer run: go test ./fuzz -run TestRecipeMutex -rapid.checks=2500.
+func TestRecipeMutex(t *testing.T) {
+	for _, n := range []int{2, 3, 5, 8} {
+		t.Run(fmt.Sprintf("clients=%d", n), func(t *testing.T) {
+			CheckMutex(t, RecipeMutex, WithClients(n))
+		})
+	}
+}
+
+// soundQueueLock is the lock the queue mutants share, without a mistake.
+func soundQueueLock(conn recipe.Conn, path string) Locker {
+	return &queueLock{conn: conn, dir: path}
+}
+
+// TestSoundQueueLock holds the mutants' shared lock to the same campaign:
+// what the campaign finds in a mutant is its one mistake.
+func TestSoundQueueLock(t *testing.T) {
+	CheckMutex(t, soundQueueLock)
+}
+
+// withRapid runs f with rapid's -rapid.checks and -rapid.seed set. Under
+// -short rapid runs a fifth of the checks asked for; the count is scaled
+// to make up for it.
+func withRapid(t *testing.T, checks int, seed uint64, f func()) {
+	t.Helper()
+	if testing.Short() {
+		checks *= 5
+	}
+	for name, v := range map[string]string{"rapid.checks": strconv.Itoa(checks), "rapid.seed": strconv.FormatUint(seed, 10)} {
+		old := flag.Lookup(name).Value.String()
+		if err := flag.Set(name, v); err != nil {
+			t.Fatal(err)
+		}
+		defer flag.Set(name, old)
+	}
+	f()
+}
+
+// mutantBudgets is how many cases the campaign may take to find each
+// mutant, with each of the seeds TestMutantsFound tries. The budgets are
+// about three times the most cases it took over twenty seeds.
+var mutantBudgets = map[string]int{
+	"herd":              30,
+	"wrong-watch":       20,
+	"no-relist":         400,
+	"whole-name-order":  40,
+	"check-then-create": 40,
+	"timed-wait":        60,
+	"wrong-unlock":      2000,
+	"plain-retry":       300,
+	"spin":              150,
+}
+
+// TestMutantsFound runs the campaign CheckMutex runs against each mutant,
+// with three seeds, and checks that every seed finds the mutant within its
+// budget and names the detector the mutant's mistake calls for. The cases
+// are the very ones CheckMutex would run; only the failing is left out,
+// so that the count of cases to the first finding can be read.
+func TestMutantsFound(t *testing.T) {
+	if len(mutantBudgets) != len(Mutants()) {
+		t.Fatalf("%d budgets for %d mutants", len(mutantBudgets), len(Mutants()))
+	}
+	for _, m := range Mutants() {
+		t.Run(m.Name, func(t *testing.T) {
+			budget, ok := mutantBudgets[m.Name]
+			if !ok {
+				t.Fatalf("no budget for %s", m.Name)
+			}
+			cfg := Config{}
+			for _, o := range m.Options {
+				o(&cfg)
+			}
+			for seed := uint64(1); seed <= 3; seed++ {
+				e := newEngine(m.New, cfg.normalized())
+				e.survey = true
+				start := time.Now()
+				withRapid(t, budget, seed, func() { rapid.Check(t, e.property) })
+				f := e.lastFinding()
+				if f == nil {
+					t.Fatalf("seed %d: %s not found in %d cases", seed, m.Name, budget)
+				}
+				if f.Detector != m.Detector {
+					t.Fatalf("seed %d: %s found by %s, want %s: %s\n%s", seed, m.Name, f.Detector, m.Detector, f.Summary, f.Story)
+				}
+				t.Logf("seed %d: %s after %d cases, %v: %s", seed, f.Detector, e.firstFail.Load(), time.Since(start).Round(time.Millisecond), f.Summary)
+			}
+		})
+	}
+}
+
+// TestSameSeedSameHistory runs campaigns twice with the same seed and
+// compares every case's transcript — the story and the fake server's event
+// log — as strings: the harness, not the Go scheduler, decides what
+// happens. A different seed gives different cases.
+func TestSameSeedSameHistory(t *testing.T) {
+	lockers := map[string]NewLocker{"sound queue lock": soundQueueLock, "recipe.Mutex": RecipeMutex}
+	for _, m := range Mutants() {
+		lockers[m.Name] = m.New
+	}
+	for name, newLocker := range lockers {
+		t.Run(name, func(t *testing.T) {
+			run := func(seed uint64) []string {
+				var transcripts []string
+				e := newEngine(newLocker, Config{}.normalized())
+				e.survey = true
+				e.onCase = func(s string) { transcripts = append(transcripts, s) }
+				withRapid(t, 150, seed, func() { rapid.Check(t, e.property) })
+				return transcripts
+			}
+			first, second := run(42), run(42)
+			if len(first) != len(second) {
+				t.Fatalf("same seed, %d cases then %d", len(first), len(second))
+			}
+			for i := range first {
+				if first[i] != second[i] {
+					t.Fatalf("same seed, case %d differs:\n--- first\n%s\n--- second\n%s", i+1, first[i], second[i])
+				}
+			}
+			other := run(43)
+			same := len(other) == len(first)
+			for i := 0; same && i < len(first); i++ {
+				same = other[i] == first[i]
+			}
+			if same {
+				t.Fatal("seeds 42 and 43 gave the same cases: the seed is not used")
+			}
+			t.Logf("%d cases, each the same twice", len(first))
+		})
+	}
+}
+
+// TestHelperCheckMutex is run by TestCheckMutexFailsAndReplays in a child
+// process, where failing is its purpose.
+func TestHelperCheckMutex(t *testing.T) {
+	name := os.Getenv("ZKFUZZ_HELPER_MUTANT")
+	if name == "" {
+		t.Skip("runs only as TestCheckMutexFailsAndReplays's child")
+	}
+	m, ok := MutantByName(name)
+	if !ok {
+		t.Fatalf("no mutant %q", name)
+	}
+	CheckMutex(t, m.New, append(m.Options, WithHTMLDir(os.Getenv("ZKFUZZ_HELPER_HTML")))...)
+}
+
+// TestCheckMutexFailsAndReplays runs CheckMutex against every mutant in a
+// child test process, in a directory of its own, and checks what a person
+// gets: the test fails naming the mutant's detector, with the shrunk
+// story, the HTML report written where asked, and rapid's fail file under
+// testdata/rapid; and a plain rerun replays that fail file first.
+func TestCheckMutexFailsAndReplays(t *testing.T) {
+	if testing.Short() {
+		t.Skip("shrinks nine findings in child processes")
+	}
+	for _, m := range Mutants() {
+		t.Run(m.Name, func(t *testing.T) {
+			t.Parallel()
+			dir, html := t.TempDir(), t.TempDir()
+			child := func(args ...string) (string, error) {
+				cmd := exec.Command(os.Args[0], append([]string{"-test.run=^TestHelperCheckMutex$", "-rapid.shrinktime=3s"}, args...)...)
+				cmd.Dir = dir
+				cmd.Env = append(os.Environ(), "ZKFUZZ_HELPER_MUTANT="+m.Name, "ZKFUZZ_HELPER_HTML="+html)
+				out, err := cmd.CombinedOutput()
+				return string(out), err
+			}
+			out, err := child(fmt.Sprintf("-rapid.checks=%d", mutantBudgets[m.Name]), "-rapid.seed=1")
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) {
+				t.Fatalf("CheckMutex did not fail the test (%v):\n%s", err, out)
+			}
+			for _, want := range []string{"[rapid] failed after", string(m.Detector) + ": ", "  1. [+0.000s] ", "✗ " + string(m.Detector)} {
+				if !strings.Contains(out, want) {
+					t.Fatalf("the failure lacks %q:\n%s", want, out)
+				}
+			}
+			report := regexp.MustCompile(`porcupine's view of the history: (\S+\.html)`).FindStringSubmatch(out)
+			if report == nil || filepath.Dir(report[1]) != html {
+				t.Fatalf("no HTML report in %s:\n%s", html, out)
+			}
+			if _, err := os.Stat(report[1]); err != nil {
+				t.Fatal(err)
+			}
+			files, _ := filepath.Glob(filepath.Join(dir, "testdata", "rapid", "TestHelperCheckMutex", "*.fail"))
+			if len(files) != 1 {
+				t.Fatalf("want one fail file under testdata/rapid/TestHelperCheckMutex, have %v:\n%s", files, out)
+			}
+			// A plain rerun, without the seed, replays the fail file
+			// before anything else, and fails at once.
+			out, err = child()
+			if !errors.As(err, &exit) || !strings.Contains(out, "[rapid] failed after 0 tests") || !strings.Contains(out, string(m.Detector)+": ") {
+				t.Fatalf("the rerun did not replay the fail file (%v):\n%s", err, out)
+			}
+		})
+	}
+}
+
+// TestRunRefusesTests checks that Run, which runs a campaign as a test
+// suite of its own, refuses to run inside a test binary.
+func TestRunRefusesTests(t *testing.T) {
+	if _, err := Run(t.Context(), RecipeMutex, Config{}); !errors.Is(err, ErrInTest) {
+		t.Fatalf("Run in a test: %v, want ErrInTest", err)
+	}
+}
+
+func TestStableElidesGUIDs(t *testing.T) {
+	in := "create /lock/_c_0123456789abcdef0123456789ABCDEF-__lock__0000000003 and /lock/_c_x-lock-1 and /a/_c_0123456789abcdef0123456789abcdef-lock-0000000010"
+	want := "create /lock/_c_…-__lock__0000000003 and /lock/_c_x-lock-1 and /a/_c_…-lock-0000000010"
+	if got := stable(in); got != want {
+		t.Fatalf("stable(%q) = %q, want %q", in, got, want)
+	}
+}
+
+// FuzzRecipeMutex is the campaign as a fuzz target: `go test ./fuzz
+// -fuzz=FuzzRecipeMutex` lets the fuzzer choose the draws; a plain `go test`
+// runs the seed corpus.
+func FuzzRecipeMutex(f *testing.F) {
+	// rapid reads eight bytes a draw, and a case draws a few hundred
+	// times; shorter inputs run out, and the fuzzer skips them.
+	for seed := uint64(1); seed <= 3; seed++ {
+		r := rand.New(rand.NewPCG(seed, seed))
+		input := make([]byte, 8<<10)
+		for i := range input {
+			input[i] = byte(r.Uint32())
+		}
+		f.Add(input)
+	}
+	f.Fuzz(Fuzz(RecipeMutex))
+}

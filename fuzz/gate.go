@@ -1,0 +1,411 @@
+package fuzz
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zksim/zksim/recipe"
+)
+
+// The gate is how the harness, not the Go scheduler, decides the
+// interleaving. A simulated client's locker talks to a gatedConn; every call
+// that would reach the server first registers a request and blocks until the
+// harness grants it. The client loop also stops at points (about to Lock,
+// holding, about to Unlock...) where the harness does its bookkeeping. After
+// each grant the harness calls synctest.Wait, so the granted client runs
+// until it is durably blocked again: at the gate, on a watch channel, on a
+// timer. Requests are registered by client goroutines but only ever granted
+// by the harness goroutine, which sees them all once the bubble is quiet.
+
+// point is a place in the client loop where the client waits for the harness.
+type point uint8
+
+const (
+	noPoint       point = iota // the request is a call to the server
+	pointLock                  // about to call Lock
+	pointLocked                // Lock returned (err set)
+	pointWrite                 // holding: about to write to the protected resource
+	pointUnlock                // leaving the critical section: about to call Unlock
+	pointUnlocked              // Unlock returned (err set)
+)
+
+func (p point) String() string {
+	switch p {
+	case pointLock:
+		return "lock"
+	case pointLocked:
+		return "locked"
+	case pointWrite:
+		return "write"
+	case pointUnlock:
+		return "unlock"
+	case pointUnlocked:
+		return "unlocked"
+	}
+	return "call"
+}
+
+// request is one thing a client waits for the harness to allow.
+type request struct {
+	point  point
+	method string // the call's name in the server's terms (create, getData...)
+	path   string
+	detail string // the call's other arguments, rendered
+	err    error  // a point's error: what Lock or Unlock returned
+	// At pointLocked: the session and the fencing token the client had
+	// when Lock returned.
+	session int64
+	token   int64
+	step    int // the story step in which the harness granted it
+	at      time.Time
+	// grant receives true to go on, false to stop (a point of a client
+	// that is told to stop or has crashed).
+	grant chan bool
+}
+
+// key orders requests of one client that are pending at once (the client
+// loop and a locker's own goroutine), so that which goes first does not
+// depend on which goroutine registered first.
+func (r *request) key() string {
+	return fmt.Sprintf("%d\x00%s\x00%s\x00%s", r.point, r.method, r.path, r.detail)
+}
+
+// completion is a call that returned: what the harness tells in the story
+// and what the poll detector counts.
+type completion struct {
+	req    *request
+	result string
+	err    error
+	wrote  bool // a write that succeeded: the tree changed
+	at     time.Time
+}
+
+// wait registers r and blocks until the harness answers. A dead
+// incarnation's requests are answered at once with false.
+func (inc *incarnation) wait(r *request) bool {
+	r.grant = make(chan bool, 1)
+	r.at = time.Now()
+	inc.mu.Lock()
+	if inc.dead {
+		inc.mu.Unlock()
+		return false
+	}
+	inc.pending = append(inc.pending, r)
+	inc.mu.Unlock()
+	return <-r.grant
+}
+
+// isDead reports whether the incarnation's process is dead.
+func (inc *incarnation) isDead() bool {
+	inc.mu.Lock()
+	defer inc.mu.Unlock()
+	return inc.dead
+}
+
+// finish records what a granted call returned.
+func (inc *incarnation) finish(r *request, result string, err error, wrote bool) {
+	inc.mu.Lock()
+	defer inc.mu.Unlock()
+	if inc.dead {
+		return
+	}
+	inc.completed = append(inc.completed, completion{req: r, result: result, err: err, wrote: wrote && err == nil, at: time.Now()})
+}
+
+// nextRequest returns the pending request the harness would grant next, or
+// nil.
+func (inc *incarnation) nextRequest() *request {
+	inc.mu.Lock()
+	defer inc.mu.Unlock()
+	if len(inc.pending) == 0 {
+		return nil
+	}
+	sort.SliceStable(inc.pending, func(i, j int) bool { return inc.pending[i].key() < inc.pending[j].key() })
+	return inc.pending[0]
+}
+
+// take removes r from the pending requests; the harness then answers it.
+func (inc *incarnation) take(r *request) {
+	inc.mu.Lock()
+	defer inc.mu.Unlock()
+	for i, p := range inc.pending {
+		if p == r {
+			inc.pending = append(inc.pending[:i], inc.pending[i+1:]...)
+			return
+		}
+	}
+}
+
+// drain returns and forgets the calls that returned since the last drain.
+func (inc *incarnation) drain() []completion {
+	inc.mu.Lock()
+	defer inc.mu.Unlock()
+	out := inc.completed
+	inc.completed = nil
+	return out
+}
+
+// kill marks the incarnation dead: its pending and future requests are
+// answered false at once, so its goroutines can wind down without the
+// harness. It returns the requests that were pending.
+func (inc *incarnation) kill() []*request {
+	inc.mu.Lock()
+	defer inc.mu.Unlock()
+	inc.dead = true
+	pending := inc.pending
+	inc.pending = nil
+	for _, r := range pending {
+		r.grant <- false
+	}
+	return pending
+}
+
+// gatedConn is the recipe.Conn a client's locker uses: the fake's Conn with
+// every server call behind the harness's gate.
+type gatedConn struct {
+	inc  *incarnation
+	conn recipe.Conn
+}
+
+var _ recipe.Conn = (*gatedConn)(nil)
+
+func (g *gatedConn) call(method, path, detail string) *request {
+	r := &request{method: method, path: path, detail: detail}
+	// A dead incarnation's calls are not held: they go straight to its
+	// crashed Conn, which refuses them, so its goroutines can end.
+	g.inc.wait(r)
+	return r
+}
+
+func (g *gatedConn) done(r *request, result string, err error, write bool) {
+	g.inc.finish(r, result, err, write)
+}
+
+// Create implements recipe.Conn.
+func (g *gatedConn) Create(path string, data []byte, flags int32, acl []zk.ACL) (string, error) {
+	r := g.call("create", path, describeFlags(flags))
+	p, err := g.conn.Create(path, data, flags, acl)
+	g.done(r, p, err, true)
+	return p, err
+}
+
+// CreateContainer implements recipe.Conn.
+func (g *gatedConn) CreateContainer(path string, data []byte, flags int32, acl []zk.ACL) (string, error) {
+	r := g.call("createContainer", path, describeFlags(flags))
+	p, err := g.conn.CreateContainer(path, data, flags, acl)
+	g.done(r, p, err, true)
+	return p, err
+}
+
+// CreateTTL implements recipe.Conn.
+func (g *gatedConn) CreateTTL(path string, data []byte, flags int32, acl []zk.ACL, ttl time.Duration) (string, error) {
+	r := g.call("createTTL", path, describeFlags(flags)+" ttl "+ttl.String())
+	p, err := g.conn.CreateTTL(path, data, flags, acl, ttl)
+	g.done(r, p, err, true)
+	return p, err
+}
+
+// CreateProtectedEphemeralSequential implements recipe.Conn. The fake's
+// version may send more than one request (a create, then a listing after a
+// lost reply); it is one step of the client all the same, as it is one call.
+func (g *gatedConn) CreateProtectedEphemeralSequential(path string, data []byte, acl []zk.ACL) (string, error) {
+	r := g.call("create", path, "protected ephemeral sequential")
+	p, err := g.conn.CreateProtectedEphemeralSequential(path, data, acl)
+	g.done(r, p, err, true)
+	return p, err
+}
+
+// Delete implements recipe.Conn.
+func (g *gatedConn) Delete(path string, version int32) error {
+	r := g.call("delete", path, describeVersion(version))
+	err := g.conn.Delete(path, version)
+	g.done(r, "", err, true)
+	return err
+}
+
+// Exists implements recipe.Conn.
+func (g *gatedConn) Exists(path string) (bool, *zk.Stat, error) {
+	r := g.call("exists", path, "")
+	ok, st, err := g.conn.Exists(path)
+	g.done(r, describeExists(ok, st), err, false)
+	return ok, st, err
+}
+
+// ExistsW implements recipe.Conn.
+func (g *gatedConn) ExistsW(path string) (bool, *zk.Stat, <-chan zk.Event, error) {
+	r := g.call("exists", path, "watch")
+	ok, st, ch, err := g.conn.ExistsW(path)
+	g.done(r, describeExists(ok, st), err, false)
+	return ok, st, ch, err
+}
+
+// Get implements recipe.Conn.
+func (g *gatedConn) Get(path string) ([]byte, *zk.Stat, error) {
+	r := g.call("getData", path, "")
+	data, st, err := g.conn.Get(path)
+	g.done(r, describeStat(st), err, false)
+	return data, st, err
+}
+
+// GetW implements recipe.Conn.
+func (g *gatedConn) GetW(path string) ([]byte, *zk.Stat, <-chan zk.Event, error) {
+	r := g.call("getData", path, "watch")
+	data, st, ch, err := g.conn.GetW(path)
+	g.done(r, describeStat(st), err, false)
+	return data, st, ch, err
+}
+
+// Set implements recipe.Conn.
+func (g *gatedConn) Set(path string, data []byte, version int32) (*zk.Stat, error) {
+	r := g.call("setData", path, describeVersion(version))
+	st, err := g.conn.Set(path, data, version)
+	g.done(r, describeStat(st), err, true)
+	return st, err
+}
+
+// Children implements recipe.Conn.
+func (g *gatedConn) Children(path string) ([]string, *zk.Stat, error) {
+	r := g.call("getChildren", path, "")
+	names, st, err := g.conn.Children(path)
+	g.done(r, describeChildren(names), err, false)
+	return names, st, err
+}
+
+// ChildrenW implements recipe.Conn.
+func (g *gatedConn) ChildrenW(path string) ([]string, *zk.Stat, <-chan zk.Event, error) {
+	r := g.call("getChildren", path, "watch")
+	names, st, ch, err := g.conn.ChildrenW(path)
+	g.done(r, describeChildren(names), err, false)
+	return names, st, ch, err
+}
+
+// Multi implements recipe.Conn.
+func (g *gatedConn) Multi(ops ...interface{}) ([]zk.MultiResponse, error) {
+	r := g.call("multi", "", fmt.Sprintf("%d ops", len(ops)))
+	res, err := g.conn.Multi(ops...)
+	g.done(r, "", err, true)
+	return res, err
+}
+
+// Sync implements recipe.Conn.
+func (g *gatedConn) Sync(path string) (string, error) {
+	r := g.call("sync", path, "")
+	p, err := g.conn.Sync(path)
+	g.done(r, "", err, false)
+	return p, err
+}
+
+// GetACL implements recipe.Conn.
+func (g *gatedConn) GetACL(path string) ([]zk.ACL, *zk.Stat, error) {
+	r := g.call("getACL", path, "")
+	acl, st, err := g.conn.GetACL(path)
+	g.done(r, describeStat(st), err, false)
+	return acl, st, err
+}
+
+// SetACL implements recipe.Conn.
+func (g *gatedConn) SetACL(path string, acl []zk.ACL, version int32) (*zk.Stat, error) {
+	r := g.call("setACL", path, describeVersion(version))
+	st, err := g.conn.SetACL(path, acl, version)
+	g.done(r, describeStat(st), err, true)
+	return st, err
+}
+
+// AddAuth implements recipe.Conn.
+func (g *gatedConn) AddAuth(scheme string, auth []byte) error {
+	r := g.call("setAuth", "", scheme)
+	err := g.conn.AddAuth(scheme, auth)
+	g.done(r, "", err, false)
+	return err
+}
+
+// SessionID implements recipe.Conn. It reads client-side state only, so it
+// is not gated. Once the process is dead (crashed, or the case is over) its
+// connection has no session: a locker's own goroutines that watch the
+// session then see it gone and end, as they must before a case can end;
+// what a dead process's goroutines do matters to no one.
+func (g *gatedConn) SessionID() int64 {
+	if g.inc.isDead() {
+		return 0
+	}
+	return g.conn.SessionID()
+}
+
+// State implements recipe.Conn; not gated, as SessionID. A dead process's
+// connection is disconnected.
+func (g *gatedConn) State() zk.State {
+	if g.inc.isDead() {
+		return zk.StateDisconnected
+	}
+	return g.conn.State()
+}
+
+// Server implements recipe.Conn; not gated, as SessionID.
+func (g *gatedConn) Server() string { return g.conn.Server() }
+
+// Close implements recipe.Conn. A locker has no business closing the
+// session it was given, but if it does, the close is a step like any call.
+func (g *gatedConn) Close() {
+	r := g.call("close", "", "")
+	g.conn.Close()
+	g.done(r, "", nil, true)
+}
+
+func describeFlags(flags int32) string {
+	var parts []string
+	if flags&zk.FlagEphemeral != 0 {
+		parts = append(parts, "ephemeral")
+	}
+	if flags&zk.FlagSequence != 0 {
+		parts = append(parts, "sequential")
+	}
+	if flags&^(zk.FlagEphemeral|zk.FlagSequence) != 0 {
+		parts = append(parts, fmt.Sprintf("flags %d", flags))
+	}
+	if len(parts) == 0 {
+		return "persistent"
+	}
+	return strings.Join(parts, " ")
+}
+
+func describeVersion(version int32) string {
+	if version == -1 {
+		return ""
+	}
+	return fmt.Sprintf("version %d", version)
+}
+
+func describeExists(ok bool, st *zk.Stat) string {
+	if !ok {
+		return "does not exist"
+	}
+	return "exists, " + describeStat(st)
+}
+
+func describeStat(st *zk.Stat) string {
+	if st == nil {
+		return ""
+	}
+	s := fmt.Sprintf("czxid %#x", st.Czxid)
+	if st.EphemeralOwner != 0 {
+		s += fmt.Sprintf(", owner %#x", st.EphemeralOwner)
+	}
+	return s
+}
+
+func describeChildren(names []string) string {
+	if len(names) == 0 {
+		return "[]"
+	}
+	// Names are made stable (GUIDs elided) before they are sorted: a
+	// locker's GUIDs may be random, and the story must not depend on them.
+	sorted := make([]string, len(names))
+	for i, n := range names {
+		sorted[i] = stable(n)
+	}
+	sort.Strings(sorted)
+	return "[" + strings.Join(sorted, " ") + "]"
+}

@@ -1,0 +1,627 @@
+package fuzz
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"testing/synctest"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zksim/zksim/linearizability"
+	"github.com/zksim/zksim/recipe"
+	"github.com/zksim/zksim/zkfake"
+	"pgregory.net/rapid"
+)
+
+const (
+	// lockPath is the lock's directory in every case.
+	lockPath = "/lock"
+	// tickTime is the fake server's tickTime, as on the development server:
+	// negotiated session timeouts fall between 400ms and 4s.
+	tickTime = 200 * time.Millisecond
+	// baseTimeout is the session timeout clients ask for. Each client asks
+	// a little more than the one before, so that no two clients' session
+	// timers fall due at the same instant: timers due together fire in an
+	// order the runtime picks, which would make a case unrepeatable.
+	baseTimeout    = 2 * time.Second
+	timeoutSpacing = 37 * time.Millisecond
+	// stepTime is how far time moves at the start of every step, so that
+	// every step happens at an instant of its own: the server's log can
+	// then be told step by step, and faults injected in consecutive steps
+	// start their timers at different instants.
+	stepTime = time.Microsecond
+	// stallLimit is how long, once faults are healed, clients may go
+	// without any Lock or Unlock returning before the case is declared
+	// stuck. It must outlast every legitimate wait: a session timeout, the
+	// client's reconnect rounds, and recipe.Mutex's 15s retry budget.
+	stallLimit = time.Minute
+	// stallMoves bounds the moves clients may make in the wind-down
+	// without any Lock or Unlock returning, for lockers that spin without
+	// ever letting time pass.
+	stallMoves = 5000
+	// pollLimit is how many calls in a row a waiting client may make, each
+	// after time has passed and with nothing changed on the server, before
+	// it is said to poll.
+	pollLimit = 3
+	// unlockAttempts bounds how often a client retries an Unlock that
+	// failed without saying the hold was lost.
+	unlockAttempts = 3
+	// lingerTime is how long a case's goroutines get to end once the case
+	// is over.
+	lingerTime = time.Minute
+	// stampScale leaves room for several events at one virtual instant in
+	// the timestamps porcupine sees.
+	stampScale = 64
+)
+
+// phase is where a client is in its loop, as the harness sees it.
+type phase uint8
+
+const (
+	phaseIdle phase = iota
+	phaseLocking
+	phaseHolding
+	phaseUnlocking
+)
+
+// slot is one simulated client: a process that may crash and be replaced
+// by a new incarnation.
+type slot struct {
+	id      int
+	timeout time.Duration
+	inc     *incarnation
+	incs    int
+
+	phase       phase
+	inCS        bool
+	acquireCall int64 // timestamp of the open Lock call
+	releaseCall int64 // timestamp of the open Unlock call
+	// unlockAttempts counts the Unlock calls of the current release.
+	unlockAttempts int
+	holdSession    int64 // the session that holds, when holding
+	holdToken      int64
+	holdOrder      int // 1 for the first acquisition of the case, and so on
+
+	// The poll detector's state: the last call the client made while
+	// waiting, and how many calls in a row polled.
+	polls       int
+	lastOK      bool      // it reached the server and was answered
+	lastDone    time.Time // when it returned
+	lastSig     [2]int    // the server's state then: writes so far, nodes
+	lastSession int64
+}
+
+func (s *slot) name() string { return fmt.Sprintf("client %d", s.id+1) }
+
+// incarnation is one process of a client: its connection, its locker and
+// the goroutine running its loop.
+type incarnation struct {
+	slot    *slot
+	n       int
+	conn    *zkfake.Conn
+	gated   *gatedConn
+	locker  Locker
+	ctx     context.Context
+	cancel  context.CancelFunc
+	done    chan struct{}
+	porcID  int
+	fencing bool
+
+	mu        sync.Mutex
+	pending   []*request
+	completed []completion
+	dead      bool
+	panicked  string
+
+	// Harness-only state.
+	partitioned    bool
+	paused         bool
+	partitionFault int // index in faults of the open partition or pause
+	exited         bool
+}
+
+// run is the client loop: Lock, critical section, Unlock, again and again,
+// stopping at points where the harness keeps its books.
+func (inc *incarnation) run(newLocker NewLocker) {
+	defer close(inc.done)
+	defer func() {
+		if r := recover(); r != nil {
+			inc.mu.Lock()
+			inc.panicked = fmt.Sprintf("%v\n%s", r, debug.Stack())
+			inc.mu.Unlock()
+		}
+	}()
+	inc.locker = newLocker(inc.gated, lockPath)
+	for {
+		if !inc.wait(&request{point: pointLock}) {
+			return
+		}
+		err := inc.locker.Lock(inc.ctx)
+		// What the hold is — its session, its token — is read the
+		// moment Lock returns: by the time the harness lets the client
+		// on, the session may have expired and been replaced.
+		locked := &request{point: pointLocked, err: err, session: inc.conn.SessionID()}
+		if f, ok := inc.locker.(Fencer); ok && err == nil {
+			locked.token = f.Token()
+		}
+		if !inc.wait(locked) {
+			return
+		}
+		if err != nil {
+			continue
+		}
+		if inc.fencing && !inc.wait(&request{point: pointWrite}) {
+			return
+		}
+		if !inc.wait(&request{point: pointUnlock}) {
+			return
+		}
+		for attempt := 1; ; attempt++ {
+			err := inc.locker.Unlock()
+			if !inc.wait(&request{point: pointUnlocked, err: err}) {
+				return
+			}
+			if err == nil || attempt == unlockAttempts || releaseSettled(err) {
+				break
+			}
+		}
+	}
+}
+
+// releaseSettled reports whether an Unlock error says the hold is gone (so
+// there is nothing to retry), rather than that the release may not have
+// happened.
+func releaseSettled(err error) bool {
+	return errors.Is(err, recipe.ErrLockLost) || errors.Is(err, zk.ErrNotLocked) ||
+		errors.Is(err, zk.ErrClosing) || errors.Is(err, zk.ErrSessionExpired) || errors.Is(err, zk.ErrNoNode)
+}
+
+// harness runs one case.
+type harness struct {
+	e       *engine
+	t       *rapid.T
+	srv     *zkfake.Server
+	start   time.Time
+	fencing bool
+	slots   []*slot
+	incs    []*incarnation // every incarnation, dead ones too
+
+	story   []*step
+	cur     *step
+	finding *Finding
+
+	ops       []linearizability.Operation
+	faults    []linearizability.Fault
+	porcIDs   int
+	expiryRow int // porcupine client id of the row showing expiries; -1 until used
+	stampNs   int64
+	stampSub  int64
+
+	resourceToken int64 // the newest token the fenced resource accepted
+	writes        int   // successful writes so far, for the poll detector
+	holds         int
+	stopping      bool
+	sessions      map[int64]string // session id → the client it belongs to
+	nSteps        int
+}
+
+// caseResult is what a case leaves for the checks that run outside the
+// bubble, and for the story.
+type caseResult struct {
+	finding  *Finding
+	steps    int
+	ops      []linearizability.Operation
+	faults   []linearizability.Fault
+	h        *harness        // for the story, rendered only when needed
+	log      []zkfake.Record // the server's event log
+	rendered string
+}
+
+// runCase draws and runs one case in the current bubble.
+func runCase(t *rapid.T, e *engine) *caseResult {
+	cfg := e.cfg
+	clients := rapid.IntRange(minClients, cfg.Clients).Draw(t, "clients")
+	fencing := cfg.Fencing == FencingAlways
+	if cfg.Fencing == FencingDrawn {
+		fencing = rapid.Bool().Draw(t, "fencing")
+	}
+	seed := rapid.Uint64().Draw(t, "server seed")
+	// rapid draws a slice's length with a small mean; the schedule's length
+	// is drawn on its own so that long schedules are common too.
+	n := rapid.IntRange(1, cfg.Steps).Draw(t, "steps")
+	schedule := rapid.SliceOfN(actionGen(clients), n, n).Draw(t, "schedule")
+
+	h := &harness{
+		e:         e,
+		t:         t,
+		srv:       zkfake.NewServer(zkfake.WithSeed(seed), zkfake.WithTickTime(tickTime)),
+		start:     time.Now(),
+		fencing:   fencing,
+		expiryRow: -1,
+		sessions:  map[int64]string{},
+	}
+	h.begin(fmt.Sprintf("%d clients start, each with a session of its own, and loop: Lock, critical section%s, Unlock", clients, map[bool]string{true: " (writing to a fenced resource)", false: ""}[fencing]))
+	for i := 0; i < clients; i++ {
+		s := &slot{id: i, timeout: baseTimeout + time.Duration(i)*timeoutSpacing}
+		h.slots = append(h.slots, s)
+		h.spawn(s)
+	}
+	h.settle()
+
+	for _, a := range schedule {
+		if h.finding != nil {
+			break
+		}
+		h.apply(a)
+	}
+	if h.finding == nil {
+		h.windDown()
+	}
+	if h.finding == nil {
+		h.finalChecks()
+	}
+	h.teardown()
+	return h.result()
+}
+
+// spawn starts a new incarnation of s.
+func (h *harness) spawn(s *slot) {
+	s.incs++
+	conn, _, err := h.srv.Connect(s.timeout)
+	if err != nil {
+		panic(fmt.Sprintf("zkfuzz: connecting %s to the fake server: %v", s.name(), err))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	inc := &incarnation{
+		slot:           s,
+		n:              s.incs,
+		conn:           conn,
+		ctx:            ctx,
+		cancel:         cancel,
+		done:           make(chan struct{}),
+		porcID:         h.newPorcID(),
+		fencing:        h.fencing,
+		partitionFault: -1,
+	}
+	inc.gated = &gatedConn{inc: inc, conn: conn}
+	s.inc = inc
+	s.phase, s.inCS, s.polls, s.lastOK = phaseIdle, false, 0, false
+	h.incs = append(h.incs, inc)
+	h.noteSession(inc)
+	go inc.run(h.e.newLocker)
+}
+
+func (h *harness) newPorcID() int {
+	id := h.porcIDs
+	h.porcIDs++
+	return id
+}
+
+// noteSession remembers which client a session belongs to, for the story.
+func (h *harness) noteSession(inc *incarnation) {
+	id := inc.conn.SessionID()
+	if id == 0 {
+		return
+	}
+	if _, ok := h.sessions[id]; !ok {
+		name := inc.slot.name()
+		if inc.n > 1 {
+			name = fmt.Sprintf("%s (restart %d)", name, inc.n-1)
+		}
+		h.sessions[id] = name
+	}
+}
+
+// settle waits until every goroutine of the bubble is durably blocked, then
+// takes in what the clients did meanwhile.
+func (h *harness) settle() {
+	synctest.Wait()
+	for _, s := range h.slots {
+		inc := s.inc
+		for _, c := range inc.drain() {
+			h.onCompletion(s, c)
+		}
+		h.noteSession(inc)
+	}
+	for _, inc := range h.incs {
+		inc.mu.Lock()
+		p := inc.panicked
+		inc.mu.Unlock()
+		if p != "" && h.finding == nil {
+			h.found(Panic, "%s's locker panicked: %s", inc.slot.name(), p)
+		}
+	}
+}
+
+// now is the virtual time since the case began.
+func (h *harness) now() time.Duration { return time.Since(h.start) }
+
+// stamp returns a timestamp for an event happening now, after every event
+// stamped before it.
+func (h *harness) stamp() int64 {
+	ns := int64(h.now())
+	if ns != h.stampNs {
+		h.stampNs, h.stampSub = ns, 0
+	}
+	h.stampSub++
+	return ns*stampScale + min(h.stampSub, stampScale-2)
+}
+
+// stampEnd returns the timestamp of a client's event at instant t: after
+// every harness event of that instant. A client runs after the harness lets
+// it, and before the next step, which happens at a later instant.
+func (h *harness) stampEnd(t time.Time) int64 {
+	return int64(t.Sub(h.start))*stampScale + stampScale - 1
+}
+
+// stampAt returns the timestamp of a server event at instant t: before any
+// harness event of the same instant.
+func (h *harness) stampAt(t time.Time) int64 {
+	return int64(t.Sub(h.start)) * stampScale
+}
+
+// found records the case's finding; the case stops at the first.
+func (h *harness) found(d Detector, format string, args ...any) {
+	if h.finding != nil {
+		return
+	}
+	h.finding = &Finding{Detector: d, Summary: stable(fmt.Sprintf(format, args...))}
+	h.note("✗ %s: %s", d, h.finding.Summary)
+}
+
+// liveSessions returns the sessions the server holds now.
+func (h *harness) liveSessions() map[int64]bool {
+	live := map[int64]bool{}
+	for _, id := range h.srv.Sessions() {
+		live[id] = true
+	}
+	return live
+}
+
+// grant lets s's next request go ahead.
+func (h *harness) grant(s *slot, r *request) {
+	inc := s.inc
+	inc.take(r)
+	r.step = h.cur.index
+	if r.point == noPoint {
+		h.checkPoll(s, r)
+		h.note("%s: %s", s.name(), describeCall(r))
+		r.grant <- true
+	} else {
+		r.grant <- h.onPoint(s, r)
+	}
+	h.settle()
+}
+
+// onPoint keeps the books at a point of s's loop and says whether the
+// client goes on.
+func (h *harness) onPoint(s *slot, r *request) bool {
+	inc := s.inc
+	switch r.point {
+	case pointLock:
+		if h.stopping {
+			inc.exited = true
+			h.note("%s is done and stops", s.name())
+			return false
+		}
+		s.phase = phaseLocking
+		s.acquireCall = h.stamp()
+		s.polls, s.lastOK = 0, false
+		h.note("%s calls Lock", s.name())
+
+	case pointLocked:
+		// Lock returned when the client registered this point, at the
+		// end of that instant: after everything the harness did then.
+		s.phase = phaseIdle
+		ret := h.stampEnd(r.at)
+		in := linearizability.MutexInput{Op: linearizability.Acquire, Lock: lockPath, Session: r.session}
+		if r.err != nil {
+			h.record(inc, s.acquireCall, ret, in, linearizability.MutexOutput{})
+			h.note("%s's Lock fails: %v", s.name(), r.err)
+			return true
+		}
+		h.record(inc, s.acquireCall, ret, in, linearizability.MutexOutput{OK: true, Token: r.token})
+		h.holds++
+		s.phase, s.inCS = phaseHolding, true
+		s.holdSession, s.holdToken, s.holdOrder = r.session, r.token, h.holds
+		h.note("%s holds the lock (session %#x%s) and enters its critical section", s.name(), r.session, describeToken(r.token))
+		h.checkExclusion(s)
+
+	case pointWrite:
+		h.write(s)
+
+	case pointUnlock:
+		s.inCS = false
+		s.phase, s.unlockAttempts = phaseUnlocking, 0
+		s.releaseCall = h.stamp()
+		h.note("%s leaves its critical section and calls Unlock", s.name())
+
+	case pointUnlocked:
+		// A client retries an Unlock that failed without saying the hold
+		// was gone; the attempts are one release, from the first call to
+		// the last return. Only a release that returned nil claims
+		// something: that the session held the lock until it let go. An
+		// error leaves the outcome open even when it says the hold was
+		// lost (ErrLockLost): a Delete whose reply was lost may have
+		// released the lock just before the session expired, and the
+		// client cannot tell which.
+		ret := h.stampEnd(r.at)
+		in := linearizability.MutexInput{Op: linearizability.Release, Lock: lockPath, Session: s.holdSession}
+		s.unlockAttempts++
+		switch {
+		case r.err == nil:
+			h.record(inc, s.releaseCall, ret, in, linearizability.MutexOutput{OK: true})
+			h.note("%s's Unlock returns", s.name())
+		case releaseSettled(r.err):
+			h.record(inc, s.releaseCall, ret, in, nil)
+			h.note("%s's Unlock says the hold was gone: %v", s.name(), r.err)
+		case s.unlockAttempts < unlockAttempts:
+			h.note("%s's Unlock fails, and the client tries again: %v", s.name(), r.err)
+			return true
+		default:
+			h.record(inc, s.releaseCall, ret, in, nil)
+			h.note("%s's Unlock fails, for the last time: %v", s.name(), r.err)
+		}
+		s.phase, s.unlockAttempts = phaseIdle, 0
+	}
+	return true
+}
+
+// token reads the locker's fencing token, 0 if it has none.
+func (h *harness) token(inc *incarnation) int64 {
+	if f, ok := inc.locker.(Fencer); ok {
+		return f.Token()
+	}
+	return 0
+}
+
+func describeToken(token int64) string {
+	if token == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", token %d", token)
+}
+
+// checkExclusion is the direct mutual-exclusion check: s has just entered
+// its critical section; nobody else may be in theirs. A holder whose
+// session has expired may still believe it holds — that is what fencing is
+// for — so only holders whose sessions are alive count.
+func (h *harness) checkExclusion(s *slot) {
+	live := h.liveSessions()
+	if !live[s.holdSession] {
+		return
+	}
+	for _, o := range h.slots {
+		if o == s || !o.inCS || !live[o.holdSession] {
+			continue
+		}
+		h.found(MutualExclusion, "%s entered its critical section while %s was in its own, both sessions alive (%#x and %#x)",
+			s.name(), o.name(), s.holdSession, o.holdSession)
+		return
+	}
+}
+
+// write is the holder's write to the protected resource. A Fencer's write
+// carries its token and the resource refuses a token older than the newest
+// it accepted; an unfenced write is always accepted.
+func (h *harness) write(s *slot) {
+	inc := s.inc
+	_, fenced := inc.locker.(Fencer)
+	token := h.token(inc)
+	if fenced && token == 0 {
+		h.note("%s has no fencing token any more (its locker knows the hold is lost) and skips its write", s.name())
+		return
+	}
+	accepted := !fenced || token >= h.resourceToken
+	if accepted && fenced {
+		h.resourceToken = token
+	}
+	at := h.stamp()
+	h.record(inc, at, at, linearizability.MutexInput{Op: linearizability.Write, Lock: lockPath, Session: s.holdSession, Token: token}, linearizability.MutexOutput{OK: accepted})
+	verdict := "the resource accepts it"
+	if !accepted {
+		verdict = fmt.Sprintf("the resource refuses it: it has seen token %d", h.resourceToken)
+	}
+	h.note("%s writes to the protected resource%s: %s", s.name(), describeToken(token), verdict)
+	if accepted && !fenced && !h.liveSessions()[s.holdSession] {
+		h.found(UnfencedWrite, "%s wrote to the protected resource after its session %#x had expired, and nothing refused the write (the locker hands out no fencing token)", s.name(), s.holdSession)
+	}
+}
+
+// record adds an operation to the history porcupine checks.
+func (h *harness) record(inc *incarnation, call, ret int64, in linearizability.MutexInput, out any) {
+	op := linearizability.Operation{ClientID: inc.porcID, Input: in, Call: call, Return: ret}
+	if out != nil {
+		op.Output = out
+	} else {
+		op.Return = linearizability.Never
+	}
+	h.ops = append(h.ops, op)
+}
+
+// onCompletion takes in a call that returned: the story tells it and the
+// poll detector counts it.
+func (h *harness) onCompletion(s *slot, c completion) {
+	switch {
+	case c.req.step != h.cur.index:
+		// A call granted in an earlier step (it waited out a partition):
+		// say whose it was.
+		h.note("  %s's %s returns %s", s.name(), describeCall(c.req), describeResult(c.result, c.err))
+	case c.err != nil || c.result != "":
+		h.note("  → %s", describeResult(c.result, c.err))
+	}
+	if c.wrote {
+		h.writes++
+	}
+	s.lastOK = s.phase == phaseLocking && !(c.err != nil && (isConnectionLoss(c.err) || errors.Is(c.err, zk.ErrSessionExpired) || errors.Is(c.err, zk.ErrClosing)))
+	s.lastDone, s.lastSig, s.lastSession = c.at, h.signature(), s.inc.conn.SessionID()
+}
+
+// signature changes whenever the tree does: a client's write succeeded or a
+// session's end deleted nodes.
+func (h *harness) signature() [2]int {
+	return [2]int{h.writes, h.srv.NodeCount()}
+}
+
+// checkPoll is the poll detector, run as the harness grants a waiting
+// client's call: the client polls if it made this call after sleeping on a
+// timer (its previous call returned at an earlier instant than this one was
+// made), with its previous call answered and nothing changed on the server
+// since. A waiter that waits for a watch makes its calls back to back after
+// each change; a retry after a lost connection follows a failed call.
+func (h *harness) checkPoll(s *slot, r *request) {
+	if s.phase != phaseLocking {
+		s.polls = 0
+		return
+	}
+	if s.lastOK && r.at.After(s.lastDone) && h.signature() == s.lastSig && s.inc.conn.SessionID() == s.lastSession {
+		s.polls++
+	} else {
+		s.polls = 0
+	}
+	if s.polls >= pollLimit {
+		h.found(Herd, "%s polls while it waits: %d calls in a row, each made after sleeping, with nothing changed on the server in between", s.name(), s.polls)
+	}
+}
+
+func isConnectionLoss(err error) bool {
+	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer)
+}
+
+// teardown stops the server and waits for every goroutine of the case to
+// end: the bubble may not be left with goroutines blocked for ever. Time is
+// virtual, so waiting costs little.
+func (h *harness) teardown() {
+	// Connections first, as in a crash: a dead incarnation's calls pass
+	// the gate and must not reach the server.
+	for _, inc := range h.incs {
+		inc.conn.Crash()
+	}
+	h.srv.Close()
+	for _, inc := range h.incs {
+		inc.kill()
+		inc.cancel()
+	}
+	for i := 0; i < 120 && !h.allDone(); i++ {
+		synctest.Wait()
+		time.Sleep(time.Second)
+	}
+	// A locker's own goroutines may outlive its client loop for a while,
+	// retrying on the dead connection (recipe.Mutex's Unlock does, for
+	// 15s).
+	time.Sleep(lingerTime)
+}
+
+func (h *harness) allDone() bool {
+	for _, inc := range h.incs {
+		select {
+		case <-inc.done:
+		default:
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,157 @@
+package fuzz
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/zksim/zksim/linearizability"
+	"github.com/zksim/zksim/zkfake"
+)
+
+// checkTimeout bounds porcupine's work on one case's history. Histories of a
+// case are short; a check that runs out of time is not a finding.
+const checkTimeout = 10 * time.Second
+
+// result gathers what the case leaves for the checks outside the bubble. The
+// session expiries in the server's log go into the history, so the model
+// knows when a hold ended without an Unlock: the log is the ground truth of
+// when the server expired a session.
+func (h *harness) result() *caseResult {
+	h.finishStep()
+	log := h.srv.Log()
+	for _, r := range log {
+		if r.Kind == zkfake.RecordSession && r.Op == "expireSession" {
+			if h.expiryRow < 0 {
+				h.expiryRow = h.newPorcID()
+			}
+			at := h.stampAt(r.Time)
+			h.ops = append(h.ops, linearizability.Operation{
+				ClientID: h.expiryRow,
+				Input:    linearizability.SessionExpiry{Session: r.Session},
+				Output:   struct{}{},
+				Call:     at,
+				Return:   at,
+			})
+			h.faults = append(h.faults, linearizability.Fault{Kind: linearizability.FaultExpiry, ClientID: -1, Detail: fmt.Sprintf("session %#x (%s)", r.Session, h.client(r.Session)), Start: at, End: at})
+		}
+	}
+	h.tell(log)
+	c := &caseResult{
+		finding: h.finding,
+		steps:   h.nSteps,
+		ops:     h.ops,
+		faults:  h.faults,
+		h:       h,
+		log:     log,
+	}
+	if c.finding != nil {
+		c.finding.Story, c.finding.EventLog = c.story(), c.eventLog()
+	}
+	return c
+}
+
+// story renders the case's story.
+func (c *caseResult) story() string {
+	if c.rendered == "" {
+		c.rendered = c.h.render()
+	}
+	return c.rendered
+}
+
+// eventLog renders the server's event log.
+func (c *caseResult) eventLog() string { return renderLog(c.log) }
+
+// transcript is the whole case as text: the story and the server's log.
+// The same draws must give the same transcript, byte for byte.
+func (c *caseResult) transcript() string {
+	return c.story() + "\n" + c.eventLog()
+}
+
+// history is the recorded history, for porcupine.
+func (c *caseResult) history() linearizability.History {
+	return linearizability.History{Operations: c.ops, Faults: c.faults}
+}
+
+// checkHistory checks the recorded history with porcupine and the
+// linearizability package's mutex model: first the lock alone (Lock calls
+// and session expiries), then with the writes to the protected resource.
+//
+// Releases are checked as if their outcome were unknown: each may take
+// effect at any instant after it was called, or never. A release's claim to
+// have held the lock to the end is not the lock's promise to check: a lock
+// whose hold outlives its session (one on a plain node) makes it truthfully
+// after the session expired, and the model takes every hold to end with its
+// session. What must hold is that no order of releases and expiries lets
+// the acquisitions, and then the writes, be what they were.
+func (c *caseResult) checkHistory() *Finding {
+	if len(c.ops) == 0 {
+		return nil
+	}
+	if illegal(c.checked(false)) {
+		if !illegal(withoutTokens(c.checked(false))) {
+			return c.historyFinding(MutualExclusion, "the fencing tokens do not grow with each acquisition: a later holder got an older token, which a fenced resource would refuse")
+		}
+		return c.historyFinding(MutualExclusion, "porcupine finds no order of the recorded Lock and Unlock calls and session expiries that a lock allows")
+	}
+	if illegal(c.checked(true)) {
+		return c.historyFinding(UnfencedWrite, "porcupine finds no order of the recorded writes to the protected resource that the lock and its fencing allow")
+	}
+	return nil
+}
+
+// checked returns the history to check: releases with an unknown outcome,
+// and writes only if withWrites.
+func (c *caseResult) checked(withWrites bool) linearizability.History {
+	ops := make([]linearizability.Operation, 0, len(c.ops))
+	for _, op := range c.ops {
+		if in, ok := op.Input.(linearizability.MutexInput); ok {
+			switch in.Op {
+			case linearizability.Write:
+				if !withWrites {
+					continue
+				}
+			case linearizability.Release:
+				op.Output, op.Return = nil, linearizability.Never
+			}
+		}
+		ops = append(ops, op)
+	}
+	return linearizability.History{Operations: ops, Faults: c.faults}
+}
+
+// withoutTokens drops the tokens acquisitions were handed.
+func withoutTokens(h linearizability.History) linearizability.History {
+	for i, op := range h.Operations {
+		if out, ok := op.Output.(linearizability.MutexOutput); ok {
+			out.Token = 0
+			h.Operations[i].Output = out
+		}
+	}
+	return h
+}
+
+func illegal(h linearizability.History) bool {
+	res, err := linearizability.CheckMutex(h, checkTimeout)
+	if err != nil {
+		panic(fmt.Sprintf("zkfuzz: the recorded history is malformed: %v", err))
+	}
+	return res.Outcome == linearizability.Illegal
+}
+
+func (c *caseResult) historyFinding(d Detector, summary string) *Finding {
+	return &Finding{
+		Detector: d,
+		Summary:  summary,
+		Story:    c.story() + "✗ " + string(d) + ": " + summary + "\n",
+		EventLog: c.eventLog(),
+	}
+}
+
+// writeHTML writes porcupine's visualization of the case's history to dir.
+func (c *caseResult) writeHTML(dir string) (string, error) {
+	res, err := linearizability.CheckMutex(c.checked(true), checkTimeout)
+	if err != nil {
+		return "", err
+	}
+	return res.WriteReport(dir)
+}

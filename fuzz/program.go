@@ -1,0 +1,235 @@
+package fuzz
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+)
+
+// ErrInTest is returned by Run inside a test binary: there, call CheckMutex
+// with the test's own *testing.T.
+var ErrInTest = errors.New("fuzz: Run is for programs; a test calls CheckMutex")
+
+// Run runs a campaign from a program, as CheckMutex does from a test, and
+// reports what it found. It stops early when ctx is done.
+//
+// Cases need a *testing.T: testing/synctest, which gives them virtual time
+// and lets the harness decide the interleaving, runs only inside a test.
+// So Run runs the campaign as a one-test test suite through the testing
+// package's own entry point (testing.MainStart), in this process, and
+// reads rapid's settings from cfg. While it runs it sets rapid's flags and
+// redirects os.Stdout (where the testing package prints) to cfg.Output; it
+// is not safe to call Run concurrently, nor from a test binary, whose own
+// testing state it would disturb (there it returns ErrInTest).
+func Run(ctx context.Context, newLocker NewLocker, cfg Config) (Report, error) {
+	if testing.Testing() {
+		return Report{}, ErrInTest
+	}
+	cfg = cfg.normalized()
+	if cfg.Seed == 0 {
+		cfg.Seed = rand.Uint64() | 1
+	}
+	e := newEngine(newLocker, cfg)
+	e.ctx = ctx
+
+	restore, err := setRapidFlags(cfg)
+	if err != nil {
+		return Report{}, err
+	}
+	defer restore()
+	if !flag.Parsed() {
+		// testing's Run parses the command line unless it was parsed
+		// already; the program's own flags are not testing's business.
+		if err := flag.CommandLine.Parse(nil); err != nil {
+			return Report{}, err
+		}
+	}
+
+	start := time.Now()
+	progress := func() Progress {
+		failures := e.failures.Load()
+		return Progress{
+			Cases:     int(e.runs.Load()),
+			Steps:     int(e.steps.Load()),
+			Findings:  int(failures),
+			Shrinking: failures > 0,
+			Elapsed:   time.Since(start),
+		}
+	}
+	stopProgress := make(chan struct{})
+	var progressDone sync.WaitGroup
+	if cfg.Progress != nil {
+		progressDone.Go(func() {
+			tick := time.NewTicker(250 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				select {
+				case <-tick.C:
+					cfg.Progress(progress())
+				case <-stopProgress:
+					return
+				}
+			}
+		})
+	}
+
+	output, err := captureStdout(cfg.Output)
+	if err != nil {
+		close(stopProgress)
+		return Report{}, err
+	}
+	m := testing.MainStart(programDeps{}, []testing.InternalTest{{
+		Name: cfg.Name,
+		F:    func(t *testing.T) { rapid.Check(t, e.property) },
+	}}, nil, nil, nil)
+	m.Run()
+	printed := output()
+
+	close(stopProgress)
+	progressDone.Wait()
+	if cfg.Progress != nil {
+		cfg.Progress(progress())
+	}
+
+	report := Report{
+		Name:    cfg.Name,
+		Seed:    cfg.Seed,
+		Runs:    int(e.runs.Load()),
+		Steps:   int(e.steps.Load()),
+		Elapsed: time.Since(start),
+		Stopped: ctx.Err() != nil,
+	}
+	report.Cases = report.Runs
+	if first := e.firstFail.Load(); first > 0 {
+		report.Cases = int(first)
+	}
+	if f := e.lastFinding(); f != nil {
+		report.Findings = []Finding{*f}
+		report.FailFile = failFile(printed)
+	} else if strings.Contains(printed, "--- FAIL") {
+		// The campaign failed without a finding of ours: rapid itself
+		// complained (a flaky case, a panic in the harness).
+		return report, fmt.Errorf("fuzz: the campaign failed:\n%s", printed)
+	}
+	return report, nil
+}
+
+// setRapidFlags points rapid's flags at cfg and returns a function that
+// puts them back.
+func setRapidFlags(cfg Config) (restore func(), err error) {
+	values := map[string]string{
+		"rapid.checks":     strconv.Itoa(cfg.Cases),
+		"rapid.seed":       strconv.FormatUint(cfg.Seed, 10),
+		"rapid.nofailfile": strconv.FormatBool(cfg.NoFailFile),
+	}
+	if cfg.ShrinkTime > 0 {
+		values["rapid.shrinktime"] = cfg.ShrinkTime.String()
+	}
+	old := map[string]string{}
+	for name, v := range values {
+		f := flag.Lookup(name)
+		if f == nil {
+			return nil, fmt.Errorf("fuzz: rapid has no flag -%s", name)
+		}
+		old[name] = f.Value.String()
+		if err := f.Value.Set(v); err != nil {
+			return nil, fmt.Errorf("fuzz: setting -%s: %w", name, err)
+		}
+	}
+	return func() {
+		for name, v := range old {
+			_ = flag.Lookup(name).Value.Set(v)
+		}
+	}, nil
+}
+
+// captureStdout sends what is written to os.Stdout to w (nowhere if w is
+// nil) until the returned function is called, which returns the text.
+func captureStdout(w io.Writer) (func() string, error) {
+	r, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	if w == nil {
+		w = io.Discard
+	}
+	saved := os.Stdout
+	os.Stdout = pw
+	var b strings.Builder
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = io.Copy(io.MultiWriter(w, &b), r)
+	}()
+	return func() string {
+		os.Stdout = saved
+		pw.Close()
+		<-done
+		r.Close()
+		return b.String()
+	}, nil
+}
+
+var failFilePattern = regexp.MustCompile(`-rapid\.failfile="([^"]+)"`)
+
+// failFile finds the fail file rapid names in its account of a failure.
+func failFile(printed string) string {
+	if m := failFilePattern.FindStringSubmatch(printed); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// corpusEntry mirrors the testing package's own (an alias of this very
+// struct type there), which programDeps must name to satisfy its interface.
+type corpusEntry = struct {
+	Parent     string
+	Path       string
+	Data       []byte
+	Values     []any
+	Generation int
+	IsSeed     bool
+}
+
+// programDeps is what testing.MainStart needs from the go command's
+// generated test main: here, nothing but matching every test name. No
+// profiling, coverage or fuzzing engine is attached.
+type programDeps struct{}
+
+func (programDeps) ImportPath() string                        { return "" }
+func (programDeps) ModulePath() string                        { return "" }
+func (programDeps) MatchString(pat, str string) (bool, error) { return true, nil }
+func (programDeps) SetPanicOnExit0(bool)                      {}
+func (programDeps) StartCPUProfile(io.Writer) error {
+	return errors.New("fuzz: no profiling in a campaign run by Run")
+}
+func (programDeps) StopCPUProfile()                             {}
+func (programDeps) StartTestLog(io.Writer)                      {}
+func (programDeps) StopTestLog() error                          { return nil }
+func (programDeps) WriteProfileTo(string, io.Writer, int) error { return nil }
+func (programDeps) CoordinateFuzzing(time.Duration, int64, time.Duration, int64, int, []corpusEntry, []reflect.Type, string, string) error {
+	return errors.New("fuzz: no fuzzing engine in a campaign run by Run")
+}
+func (programDeps) RunFuzzWorker(func(corpusEntry) error) error {
+	return errors.New("fuzz: no fuzzing engine in a campaign run by Run")
+}
+func (programDeps) ReadCorpus(string, []reflect.Type) ([]corpusEntry, error) { return nil, nil }
+func (programDeps) CheckCorpus([]any, []reflect.Type) error                  { return nil }
+func (programDeps) ResetCoverage()                                           {}
+func (programDeps) SnapshotCoverage()                                        {}
+func (programDeps) InitRuntimeCoverage() (mode string, tearDown func(string, string) (string, error), snapcov func() float64) {
+	return "", nil, nil
+}

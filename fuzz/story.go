@@ -1,0 +1,232 @@
+package fuzz
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/zksim/zksim/zkfake"
+)
+
+// step is one step of a case as the story tells it: the harness's action,
+// what the clients did, and what the server did meanwhile.
+type step struct {
+	index   int
+	at      time.Duration // virtual time since the case began
+	start   time.Time
+	action  string
+	lines   []string        // the clients' side, in the order the harness saw it
+	records []zkfake.Record // the server's side: its log while the step ran
+	verdict string          // a finding the log showed in this step
+	span    time.Duration   // how long the step let time pass
+	quiet   bool            // time passing with nothing to tell: merged when told
+	// waiting marks the clients that were not at the gate when the step
+	// began; woke holds the sessions of those that were at its end.
+	waiting map[int]bool
+	woke    map[int64]bool
+}
+
+// tick moves time on a little and takes in what that woke, so that every
+// step happens at an instant of its own.
+func (h *harness) tick() {
+	time.Sleep(stepTime)
+	h.settle()
+}
+
+// begin starts a step of the story.
+func (h *harness) begin(action string) {
+	h.finishStep()
+	h.nSteps++
+	st := &step{index: len(h.story), at: h.now(), start: time.Now(), action: action, waiting: map[int]bool{}}
+	for _, s := range h.slots {
+		st.waiting[s.id] = s.inc.nextRequest() == nil
+	}
+	h.story = append(h.story, st)
+	h.cur = st
+}
+
+// finishStep notes which clients the current step woke: they were blocked
+// (not at the gate) when it began and are at the gate now. The herd
+// detector counts a client as woken by a change only if the change made it
+// act; a watch a client set long ago and no longer waits on can fire
+// without waking anyone.
+func (h *harness) finishStep() {
+	st := h.cur
+	if st == nil || st.woke != nil {
+		return
+	}
+	st.woke = map[int64]bool{}
+	for _, s := range h.slots {
+		if st.waiting[s.id] && s.inc.nextRequest() != nil {
+			st.woke[s.inc.conn.SessionID()] = true
+		}
+	}
+}
+
+// note adds a line to the current step. GUIDs are elided when the story is
+// rendered, which most cases never need.
+func (h *harness) note(format string, args ...any) {
+	h.cur.lines = append(h.cur.lines, fmt.Sprintf(format, args...))
+}
+
+// guid matches the GUID of a protected node name ("_c_<32 hex>-").
+var guid = regexp.MustCompile(`_c_[0-9a-fA-F]{32}-`)
+
+// stable elides the GUIDs of protected node names. A locker may draw them at
+// random (recipe.Mutex takes them from crypto/rand), and the story and
+// transcript of a case must be the same every time it runs; the sequence
+// number at the end of a name tells the nodes apart.
+func stable(s string) string {
+	if !strings.Contains(s, "_c_") {
+		return s
+	}
+	return guid.ReplaceAllString(s, "_c_…-")
+}
+
+// describeCall renders a call a client makes.
+func describeCall(r *request) string {
+	s := r.method
+	if r.path != "" {
+		s += " " + r.path
+	}
+	if r.detail != "" {
+		s += " (" + r.detail + ")"
+	}
+	return s
+}
+
+func describeResult(result string, err error) string {
+	if err != nil {
+		return err.Error()
+	}
+	if result == "" {
+		return "ok"
+	}
+	return result
+}
+
+// client names the client a session belongs to.
+func (h *harness) client(session int64) string {
+	if name, ok := h.sessions[session]; ok {
+		return name
+	}
+	return fmt.Sprintf("session %#x", session)
+}
+
+// tell files the server's event log under the steps it happened in and runs
+// the detectors that read the log.
+func (h *harness) tell(log []zkfake.Record) {
+	herd := newHerdDetector(h)
+	i := 0
+	for _, r := range log {
+		for i+1 < len(h.story) && !r.Time.Before(h.story[i+1].start) {
+			i++
+		}
+		st := h.story[i]
+		st.records = append(st.records, r)
+		if msg := herd.observe(r, st.woke); msg != "" && h.finding == nil {
+			h.finding = &Finding{Detector: Herd, Summary: stable(msg)}
+			st.verdict = "✗ herd: " + h.finding.Summary
+		}
+	}
+}
+
+// describeRecord tells one record of the server's log, or returns "" for
+// records the story leaves out (reads and writes the clients' side already
+// tells, and faults that are the harness's own actions).
+func (h *harness) describeRecord(r zkfake.Record, stepIndex int) string {
+	switch r.Kind {
+	case zkfake.RecordWatch:
+		return fmt.Sprintf("%s is notified: %s %s", h.client(r.Session), strings.TrimPrefix(r.Op, "Event"), r.Path)
+	case zkfake.RecordSession:
+		switch r.Op {
+		case "createSession":
+			if stepIndex == 0 {
+				return ""
+			}
+			return fmt.Sprintf("%s's new session %#x begins", h.client(r.Session), r.Session)
+		case "expireSession":
+			return fmt.Sprintf("the server expires session %#x of %s: its ephemeral nodes are deleted", r.Session, h.client(r.Session))
+		case "closeSession":
+			return fmt.Sprintf("%s's session %#x is closed", h.client(r.Session), r.Session)
+		case "reconnect":
+			return fmt.Sprintf("%s reconnects; session %#x carries on", h.client(r.Session), r.Session)
+		case "expired":
+			return fmt.Sprintf("%s learns that its session %#x has expired", h.client(r.Session), r.Session)
+		}
+	case zkfake.RecordFault:
+		switch r.Result {
+		case "request lost":
+			return fmt.Sprintf("%s's %s %s never reaches the server", h.client(r.Session), r.Op, r.Path)
+		case "reply lost":
+			return fmt.Sprintf("the server applies %s's %s %s, but the reply is lost", h.client(r.Session), r.Op, r.Path)
+		}
+	}
+	return ""
+}
+
+// render tells the steps as a numbered list. Stretches of time passing with
+// nothing to tell are merged into one line.
+func (h *harness) render() string {
+	var b strings.Builder
+	n := 0
+	var quiet []*step
+	flush := func() {
+		if len(quiet) == 0 {
+			return
+		}
+		n++
+		total := time.Duration(0)
+		for _, q := range quiet {
+			total += q.span
+		}
+		if len(quiet) == 1 {
+			fmt.Fprintf(&b, "%3d. [%s] %s\n", n, at(quiet[0].at), quiet[0].action)
+		} else {
+			fmt.Fprintf(&b, "%3d. [%s] time passes: nobody can move for %s\n", n, at(quiet[0].at), total.Round(time.Millisecond))
+		}
+		quiet = nil
+	}
+	for _, st := range h.story {
+		var server []string
+		for _, r := range st.records {
+			if line := h.describeRecord(r, st.index); line != "" {
+				server = append(server, line)
+			}
+		}
+		if st.verdict != "" {
+			server = append(server, st.verdict)
+		}
+		if st.quiet && len(st.lines) == 0 && len(server) == 0 {
+			quiet = append(quiet, st)
+			continue
+		}
+		flush()
+		n++
+		fmt.Fprintf(&b, "%3d. [%s] %s\n", n, at(st.at), stable(st.action))
+		for _, l := range st.lines {
+			fmt.Fprintf(&b, "       %s\n", stable(l))
+		}
+		for _, l := range server {
+			fmt.Fprintf(&b, "       · %s\n", stable(l))
+		}
+	}
+	flush()
+	return b.String()
+}
+
+// at renders a virtual instant of the case.
+func at(d time.Duration) string {
+	return fmt.Sprintf("+%.3fs", d.Seconds())
+}
+
+// renderLog renders the server's event log, one record a line.
+func renderLog(log []zkfake.Record) string {
+	var b strings.Builder
+	for _, r := range log {
+		b.WriteString(stable(r.String()))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
