@@ -119,10 +119,15 @@ func waitHasSession(conn recipe.Conn, wait time.Duration) error {
 	return nil
 }
 
-// awaitDeleted waits, through a watch, until path no longer exists.
+// awaitDeleted waits, through a watch, until path no longer exists. It
+// syncs first: path was created through another member, which conn's member
+// may not have heard of yet, and a node not created yet is not a node gone.
 func awaitDeleted(conn *zk.Conn, path string, wait time.Duration) error {
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
+	if _, err := conn.Sync(path); err != nil {
+		return err
+	}
 	for {
 		exists, _, ch, err := conn.ExistsW(path)
 		if err != nil {
