@@ -51,3 +51,12 @@ test-ensemble:
 
 fuzz:
 	$(GO) run ./cmd/zkfuzz
+
+# `make bench` benchmarks the fake and, when ZK_SERVERS names an ensemble
+# (ZK_SERVERS=$(.ci/ensemble up) make bench), the same workloads on it, and
+# prints one Markdown table of the two side by side (cmd/zkbench; go test's
+# own output goes to stderr). BENCHFLAGS passes flags to it, e.g.
+# BENCHFLAGS='-count 1 -bench Lock'.
+.PHONY: bench
+bench:
+	$(GO) run ./cmd/zkbench -go $(GO) $(BENCHFLAGS)

@@ -1,0 +1,218 @@
+// Command zkbench measures the fake ZooKeeper against a real ensemble and
+// prints the comparison as one Markdown table.
+//
+// It runs the benchmarks of package zkfake/zkbench twice with `go test`:
+// the fake side ("<bench>/fake") with a time budget per benchmark, then,
+// when ZK_SERVERS names an ensemble, the real side ("<bench>/real") with a
+// fixed, small iteration count, so that the whole run stays within minutes
+// (a thousand lock waiters on a real ensemble are slow to set up and to
+// serve). Between the two it times a fuzz campaign of recipe.Mutex, which
+// needs a program of its own (fuzz.Run). With -count above 1 every cell is
+// the median of the runs.
+//
+// The table gives, per workload, the fake's and the ensemble's time per
+// operation, their ratio, the fake's allocations per operation, and the
+// workload's own metrics (requests per lock acquisition, watch events per
+// release, heap per znode, …). Above it: the date, the machine and the
+// ensemble; below it: the targets the fake is held to, met or not, and the
+// commands that made the numbers. go test's own output is echoed to stderr
+// as it comes.
+//
+// Usage, from the module's root:
+//
+//	go run ./cmd/zkbench                      # the fake alone
+//	ZK_SERVERS=$(.ci/ensemble up) make bench  # both sides
+//
+// The flags:
+//
+//	-bench regexp         top-level benchmarks to run, no '/' (default ".")
+//	-benchtime d          the fake side's -benchtime (default 1s)
+//	-real-benchtime Nx    the real side's -benchtime (default 200x)
+//	-count n              runs of every benchmark; cells are medians (default 3)
+//	-fuzz-cases n         fuzz cases to time; 0 leaves the row out (default 200)
+//	-pkg path             the benchmarks' package (default ./zkfake/zkbench/)
+//	-go path              the go command (default "go")
+//	-q                    do not echo go test's output
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/zksim/zksim/zkfake/ensemble"
+)
+
+// options are the command's flags.
+type options struct {
+	bench         string
+	benchtime     string
+	realBenchtime string
+	count         int
+	fuzzCases     int
+	pkg           string
+	goCmd         string
+	quiet         bool
+	dir           string // where go test runs; empty for the current directory
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.bench, "bench", ".", "top-level benchmarks to run (a regexp without '/')")
+	flag.StringVar(&o.benchtime, "benchtime", "1s", "-benchtime of the fake side")
+	flag.StringVar(&o.realBenchtime, "real-benchtime", "200x", "-benchtime of the real side (an iteration count bounds the run)")
+	flag.IntVar(&o.count, "count", 3, "runs of every benchmark; the table shows medians")
+	flag.IntVar(&o.fuzzCases, "fuzz-cases", 200, "fuzz cases to time (0 leaves the row out)")
+	flag.StringVar(&o.pkg, "pkg", "./zkfake/zkbench/", "the benchmarks' package")
+	flag.StringVar(&o.goCmd, "go", "go", "the go command")
+	flag.BoolVar(&o.quiet, "q", false, "do not echo go test's output to stderr")
+	flag.Parse()
+	if flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "zkbench: unexpected arguments %q\n", flag.Args())
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	os.Exit(run(ctx, o, os.Args[1:], os.Getenv(ensemble.ServersEnv), os.Stdout, os.Stderr))
+}
+
+// run does the command's work and returns its exit status: 0, 1 when a
+// benchmark failed (the table is printed all the same), 2 for bad flags or
+// a bad ZK_SERVERS. args are the command's arguments, for the record of how
+// the table was made; servers is ZK_SERVERS, empty for the fake alone.
+func run(ctx context.Context, o options, args []string, servers string, stdout, stderr io.Writer) int {
+	if err := o.check(); err != nil {
+		fmt.Fprintf(stderr, "zkbench: %v\n", err)
+		return 2
+	}
+	echo := stderr
+	if o.quiet {
+		echo = nil
+	}
+	rep := report{date: time.Now(), machine: describeMachine()}
+	invocation := "go run ./cmd/zkbench"
+	if len(args) > 0 {
+		invocation += " " + shellJoin(args)
+	}
+	if servers == "" {
+		rep.ensemble = "none (" + ensemble.ServersEnv + " is unset)"
+	} else {
+		desc, err := describeEnsemble(servers)
+		if err != nil {
+			fmt.Fprintf(stderr, "zkbench: %s=%s: %v\n", ensemble.ServersEnv, servers, err)
+			return 2
+		}
+		rep.ensemble = desc
+		invocation = ensemble.ServersEnv + "=" + servers + " " + invocation
+	}
+	rep.commands = append(rep.commands, invocation, "# which runs:")
+
+	status := 0
+	var results []result
+	side := func(target, benchtime, servers string) {
+		args := o.testArgs(target, benchtime)
+		command := o.goCmd + " " + shellJoin(args)
+		env := os.Environ()
+		if servers != "" {
+			command = ensemble.ServersEnv + "=" + servers + " " + command
+			env = append(env, ensemble.ServersEnv+"="+servers)
+		}
+		rep.commands = append(rep.commands, command)
+		rs, err := goTest(ctx, o.goCmd, o.dir, env, args, echo, stderr)
+		results = append(results, rs...)
+		if err != nil {
+			rep.notes = append(rep.notes, fmt.Sprintf("The %s side failed (%v); its rows may be missing or partial. See go test's output above.", target, err))
+			status = 1
+		}
+	}
+
+	side("fake", o.benchtime, "")
+	if o.fuzzCases > 0 && ctx.Err() == nil {
+		f, note, err := timeFuzz(ctx, o.fuzzCases, stderr)
+		switch {
+		case err != nil:
+			rep.notes = append(rep.notes, fmt.Sprintf("The fuzz campaign failed: %v", err))
+			status = 1
+		default:
+			rep.fuzz = f
+			rep.commands = append(rep.commands, fmt.Sprintf("fuzz.Run(ctx, fuzz.RecipeMutex, fuzz.Config{Cases: %d, Seed: %d, Clients: %d, Steps: %d})", o.fuzzCases, fuzzSeed, fuzzClients, fuzzSteps))
+			if note != "" {
+				rep.notes = append(rep.notes, note)
+			}
+		}
+	}
+	if servers != "" && ctx.Err() == nil {
+		side("real", o.realBenchtime, servers)
+	}
+	if ctx.Err() != nil {
+		rep.notes = append(rep.notes, "Interrupted: the table is incomplete.")
+		status = 1
+	}
+	rep.rows = collect(results)
+	writeMarkdown(stdout, rep)
+	return status
+}
+
+// check validates the options.
+func (o options) check() error {
+	if strings.Contains(o.bench, "/") {
+		return fmt.Errorf("-bench %q: give a regexp for top-level benchmarks only, without '/'; the command adds the target", o.bench)
+	}
+	if _, err := regexp.Compile(o.bench); err != nil {
+		return fmt.Errorf("-bench: %v", err)
+	}
+	if o.count < 1 {
+		return fmt.Errorf("-count %d: want at least 1", o.count)
+	}
+	if o.fuzzCases < 0 {
+		return fmt.Errorf("-fuzz-cases %d: want 0 or more", o.fuzzCases)
+	}
+	return nil
+}
+
+// testArgs are the go test arguments for one side.
+func (o options) testArgs(target, benchtime string) []string {
+	return []string{"test", "-run", "^$", "-bench", o.bench + "/" + target, "-benchmem",
+		"-benchtime", benchtime, "-count", strconv.Itoa(o.count), "-timeout", "60m", o.pkg}
+}
+
+// goTest runs go with args in dir and env, echoing its standard output to
+// echo (if not nil) and its standard error to stderr, and returns the
+// benchmark results it printed.
+func goTest(ctx context.Context, goCmd, dir string, env, args []string, echo, stderr io.Writer) ([]result, error) {
+	cmd := exec.CommandContext(ctx, goCmd, args...)
+	cmd.Dir = dir
+	cmd.Env = env
+	cmd.Stderr = stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	results, parseErr := parseResults(out, echo)
+	waitErr := cmd.Wait()
+	return results, errors.Join(waitErr, parseErr)
+}
+
+// shellJoin renders args for a shell, quoting those that need it.
+func shellJoin(args []string) string {
+	quoted := make([]string, len(args))
+	for i, a := range args {
+		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$*?[]^|&;<>()`!#~") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		quoted[i] = a
+	}
+	return strings.Join(quoted, " ")
+}
