@@ -115,7 +115,7 @@ const (
 //
 // # Traffic
 //
-// Uncontended, Lock sends 3 requests (create, ExistsW on the own node,
+// Uncontended, Lock sends 3 requests (create, GetW on the own node,
 // list) and Unlock 1. A waiter adds a GetW on its predecessor and one more
 // listing per wakeup, however long the queue. A release delivers two watch
 // events: one to the next waiter, one to the releaser itself through the

@@ -17,7 +17,7 @@ import (
 //
 //  1. create "_c_<guid>-<name>" ephemeral and sequential, making parents on
 //     ErrNoNode and finding the node by GUID when the reply is lost;
-//  2. ExistsW on the own node: proves the node's ephemeralOwner is the
+//  2. GetW on the own node: proves the node's ephemeralOwner is the
 //     current session, reads the czxid for the fencing token, and arms the
 //     watch that reports the hold's loss later;
 //  3. list the directory; first in sequence order holds the lock;
@@ -303,10 +303,28 @@ func predecessor(children []string, name, mark string) (pred string, present boo
 // deletion (and, in go-zookeeper, the session's expiry or closing).
 func (m *Mutex) watchOwn(ctx context.Context, node string) (exists bool, stat *zk.Stat, watch <-chan zk.Event, err error) {
 	err = retryLoss(ctx, m.cfg.retryTimeout, func() (err error) {
-		exists, stat, watch, err = m.conn.ExistsW(node)
+		exists, stat, watch, err = watchNode(m.conn, node)
 		return err
 	})
 	return exists, stat, watch, err
+}
+
+// watchNode reads node's stat and, only if the node exists, sets a watch
+// on it. ExistsW would also arm a watch on a missing node, and a missing
+// own node is never created again (its name carries a GUID and a sequence
+// number): that watch would stay on the server for the rest of the
+// session. It happens for real: a request queued while the client was
+// disconnected is sent on the new session after an expiry, when the node
+// is already gone. GetW on a missing node sets no watch.
+func watchNode(conn Conn, node string) (exists bool, stat *zk.Stat, watch <-chan zk.Event, err error) {
+	_, stat, watch, err = conn.GetW(node)
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		return false, &zk.Stat{}, nil, nil
+	case err != nil:
+		return false, nil, nil, err
+	}
+	return true, stat, watch, nil
 }
 
 // abandon gives up on node after err. An expired session took the node with

@@ -53,7 +53,7 @@ func (m *Mutex) watchHold(h *hold) {
 		if !rearm || !connected {
 			continue
 		}
-		exists, stat, w, err := m.conn.ExistsW(h.node)
+		exists, stat, w, err := watchNode(m.conn, h.node)
 		switch {
 		case err == nil && exists && stat.EphemeralOwner == h.session:
 			watch, rearm = w, false
