@@ -1,0 +1,66 @@
+package difftest
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zksim/zksim/recipe"
+	"github.com/zksim/zksim/zkfake"
+)
+
+// FakeSide runs each sequence on a new zkfake.Server. Run it inside a
+// testing/synctest bubble: the runner's waits then take no wall-clock time.
+// A FakeSide runs one sequence at a time.
+type FakeSide struct {
+	// Options are passed to zkfake.NewServer; the tickTime defaults to
+	// 200ms, the tick of the project's real ensembles.
+	Options []zkfake.Option
+
+	srv *zkfake.Server
+}
+
+// server returns the server of the current sequence, starting it if need
+// be.
+func (f *FakeSide) server() *zkfake.Server {
+	if f.srv == nil {
+		opts := append([]zkfake.Option{zkfake.WithTickTime(200 * time.Millisecond), zkfake.WithoutEventLog()}, f.Options...)
+		f.srv = zkfake.NewServer(opts...)
+	}
+	return f.srv
+}
+
+// Begin creates the base under /zksim-diff the way the real side does.
+func (f *FakeSide) Begin(name string) (string, int64, error) {
+	admin, _, err := f.server().Connect(sessionTimeout)
+	if err != nil {
+		return "", 0, err
+	}
+	for _, cred := range Credentials {
+		if err := admin.AddAuth("digest", []byte(cred)); err != nil {
+			return "", 0, fmt.Errorf("AddAuth(%s): %v", cred, err)
+		}
+	}
+	base := "/zksim-diff/" + name
+	czxid, err := createBase(admin, base)
+	return base, czxid, err
+}
+
+// Connect opens a session on the current server.
+func (f *FakeSide) Connect(onEvent func(zk.Event)) (recipe.Conn, <-chan zk.Event, error) {
+	c, events, err := f.server().Connect(sessionTimeout, zkfake.WithEventCallback(onEvent))
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, events, nil
+}
+
+// End stops the server, which ends every session it still has; the next
+// sequence gets a new one.
+func (f *FakeSide) End(string) error {
+	if f.srv != nil {
+		f.srv.Close()
+		f.srv = nil
+	}
+	return nil
+}
