@@ -60,3 +60,16 @@ fuzz:
 .PHONY: bench
 bench:
 	$(GO) run ./cmd/zkbench -go $(GO) $(BENCHFLAGS)
+
+# Records a real ensemble's answers to the differential corpus (testdata/diff,
+# replayed on the fake by zkfake/difftest on every `make test`). Uses an
+# ensemble that already serves; otherwise starts one and stops it afterwards.
+.PHONY: record
+record:
+	@set -u; status=0; $(ENSEMBLE) status >/dev/null || status=$$?; \
+	if [ "$$status" -eq 3 ]; then \
+		trap '$(ENSEMBLE) down' EXIT; \
+	fi; \
+	servers=$$($(ENSEMBLE) up) || exit 1; \
+	echo "$(GO) run ./cmd/zkrecord -servers $$servers -out testdata/diff"; \
+	$(GO) run ./cmd/zkrecord -servers "$$servers" -out testdata/diff
