@@ -228,6 +228,9 @@ type Report struct {
 // also saves a fail file under testdata/rapid/<test name>, which every later
 // `go test` replays first). The number of cases and the seed come from
 // rapid's flags (-rapid.checks, default 100, and -rapid.seed).
+//
+// With ZK_SERVERS naming an ensemble, CheckMutex runs RealCases cases
+// against it instead, in real time (see the package documentation).
 func CheckMutex(t *testing.T, newLocker NewLocker, opts ...Option) {
 	t.Helper()
 	cfg := Config{}
@@ -235,6 +238,10 @@ func CheckMutex(t *testing.T, newLocker NewLocker, opts ...Option) {
 		o(&cfg)
 	}
 	e := newEngine(newLocker, cfg.normalized())
+	if realMode() {
+		e.realCampaign(t, RealCases, 0)
+		return
+	}
 	rapid.Check(t, e.property)
 }
 

@@ -216,6 +216,28 @@ func TestCheckMutexFailsAndReplays(t *testing.T) {
 	}
 }
 
+// TestEnsembleFindsTimedWait runs, when ZK_SERVERS names an ensemble, a
+// campaign against the timed-wait mutant on it: real time, real scheduling,
+// faults through the loopback proxy. Holders keep the lock longer than the
+// mutant's one-second wait often enough that a few cases find it.
+func TestEnsembleFindsTimedWait(t *testing.T) {
+	if !realMode() {
+		t.Skip("ZK_SERVERS is not set")
+	}
+	m, _ := MutantByName("timed-wait")
+	e := newEngine(m.New, Config{}.normalized())
+	e.survey = true
+	e.realCampaign(t, 5, 1)
+	f := e.lastFinding()
+	if f == nil {
+		t.Fatal("five cases on the ensemble did not find timed-wait")
+	}
+	if f.Detector != m.Detector {
+		t.Fatalf("found by %s, want %s: %s", f.Detector, m.Detector, f.Summary)
+	}
+	t.Logf("%s after %d cases: %s", f.Detector, e.firstFail.Load(), f.Summary)
+}
+
 // TestRunRefusesTests checks that Run, which runs a campaign as a test
 // suite of its own, refuses to run inside a test binary.
 func TestRunRefusesTests(t *testing.T) {

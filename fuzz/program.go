@@ -93,7 +93,13 @@ func Run(ctx context.Context, newLocker NewLocker, cfg Config) (Report, error) {
 	}
 	m := testing.MainStart(programDeps{}, []testing.InternalTest{{
 		Name: cfg.Name,
-		F:    func(t *testing.T) { rapid.Check(t, e.property) },
+		F: func(t *testing.T) {
+			if realMode() {
+				e.realCampaign(t, cfg.Cases, cfg.Seed)
+				return
+			}
+			rapid.Check(t, e.property)
+		},
 	}}, nil, nil, nil)
 	m.Run()
 	printed := output()
