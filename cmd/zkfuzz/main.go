@@ -13,6 +13,13 @@
 //	go run ./cmd/zkfuzz -list                # the lockers there are
 //	go run ./cmd/zkfuzz -cases=10000 -seed=7 # a longer, repeatable run
 //
+// With ZK_SERVERS naming a ZooKeeper ensemble (loopback addresses), the same
+// campaign runs against it instead, in real time with real goroutine
+// scheduling, faults injected through a loopback proxy; a finding is
+// reported as it happened, not shrunk, and -cases defaults to 10.
+//
+//	ZK_SERVERS=127.0.0.1:22181,127.0.0.1:22182,127.0.0.1:22183 go run ./cmd/zkfuzz
+//
 // It exits 0 when the campaign found nothing, 1 when it found something,
 // and 2 on bad usage.
 package main
@@ -33,6 +40,10 @@ import (
 )
 
 const defaultLocker = "recipe.Mutex"
+
+// realCases is the default number of cases against a real ensemble, where
+// a case takes seconds.
+const realCases = 10
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
@@ -99,9 +110,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "zkfuzz: -clients must be from 2 to 8")
 		return 2
 	}
-	if os.Getenv("ZK_SERVERS") != "" {
-		fmt.Fprintln(stderr, "zkfuzz: ZK_SERVERS is set, but this build runs campaigns on the in-memory fake only")
-		return 2
+	real := os.Getenv("ZK_SERVERS") != ""
+	if real && !flagSet(fs, "cases") {
+		*cases = realCases
 	}
 
 	cfg := fuzz.Config{
@@ -124,6 +135,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if !*quiet {
 		cfg.Progress = func(p fuzz.Progress) { printProgress(stderr, p) }
 	}
+	if real {
+		fmt.Fprintf(stderr, "zkfuzz: running %d cases of %s on the ensemble at %s\n", *cases, l.name, os.Getenv("ZK_SERVERS"))
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -145,7 +159,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	f := report.Findings[0]
-	fmt.Fprintf(stdout, "%s: %s found after %d cases (%v, seed %d); shrunk in %d runs:\n\n", l.name, f.Detector, report.Cases, report.Elapsed.Round(time.Millisecond), report.Seed, report.Runs-report.Cases)
+	shrunk := fmt.Sprintf("shrunk in %d runs", report.Runs-report.Cases)
+	if real {
+		shrunk = "on the real ensemble, not shrunk"
+	}
+	fmt.Fprintf(stdout, "%s: %s found after %d cases (%v, seed %d); %s:\n\n", l.name, f.Detector, report.Cases, report.Elapsed.Round(time.Millisecond), report.Seed, shrunk)
 	fmt.Fprintln(stdout, f.String())
 	if report.FailFile != "" {
 		fmt.Fprintf(stdout, "rapid's fail file: %s (the next campaign of %s run from here replays it first)\n", report.FailFile, l.name)
@@ -155,6 +173,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "note: %s is a mutant expected to be found by %s\n", l.name, l.detector)
 	}
 	return 1
+}
+
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 func printLockers(w io.Writer, all map[string]locker) {
