@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/zksim/zksim/zkfake/difftest"
+	"github.com/zksim/zksim/zkfake/ensemble"
 )
 
 func main() {
@@ -35,7 +36,11 @@ func main() {
 	out := flag.String("out", "testdata/diff", "directory of the corpus")
 	replace := flag.Bool("replace", true, "remove the corpus's other seed-*.txt files first; -replace=false records the given seeds only")
 	flag.Parse()
-	if err := record(difftest.ParseServers(*servers), *n, *seed, *out, *replace); err != nil {
+	list, err := ensemble.ParseServers(*servers)
+	if err == nil {
+		err = record(list, *n, *seed, *out, *replace)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "zkrecord:", err)
 		os.Exit(1)
 	}

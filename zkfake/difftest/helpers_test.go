@@ -1,13 +1,13 @@
 package difftest_test
 
 import (
-	"net"
 	"os"
 	"strconv"
 	"testing"
 	"testing/synctest"
 
 	"github.com/zksim/zksim/zkfake/difftest"
+	"github.com/zksim/zksim/zkfake/ensemble"
 )
 
 // runFake runs seq on a fresh fake server inside a synctest bubble.
@@ -22,21 +22,10 @@ func runFake(t *testing.T, side difftest.Side, seq difftest.Sequence) (*difftest
 }
 
 // servers returns the real ZooKeeper servers named in ZK_SERVERS, and
-// skips the test when it is unset.
+// skips the test when it is unset (see ensemble.Servers).
 func servers(t *testing.T) []string {
 	t.Helper()
-	spec := os.Getenv("ZK_SERVERS")
-	if spec == "" {
-		t.Skip("ZK_SERVERS not set; set it to compare the fake with a real ZooKeeper")
-	}
-	list := difftest.ParseServers(spec)
-	for _, s := range list {
-		host, _, err := net.SplitHostPort(s)
-		if err != nil || host != "127.0.0.1" {
-			t.Fatalf("ZK_SERVERS entry %q: only 127.0.0.1:port addresses are allowed", s)
-		}
-	}
-	return list
+	return ensemble.Servers(t)
 }
 
 // envInt reads a positive integer from the environment, or returns def.

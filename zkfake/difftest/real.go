@@ -53,17 +53,6 @@ func NewRealSide(servers []string) (*RealSide, error) {
 	return rs, nil
 }
 
-// ParseServers splits a ZK_SERVERS value ("127.0.0.1:2181,127.0.0.1:2182").
-func ParseServers(spec string) []string {
-	var out []string
-	for _, s := range strings.Split(spec, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
 // dialAdmin connects the admin session and waits until it is established.
 func (rs *RealSide) dialAdmin() (*zk.Conn, error) {
 	ready := make(chan struct{})
