@@ -244,7 +244,10 @@ func (r *run) resolve(p string) string {
 				target = r.base + "/" + p // a reference to nothing: a plain name
 			}
 		}
-		if rest != "" {
+		// A path under the empty path (op 3 asked for "") stays empty: the
+		// client refuses it, where "/"+rest would name a node outside the
+		// base.
+		if rest != "" && target != "" {
 			target += "/" + rest
 		}
 		return target

@@ -321,6 +321,29 @@ func TestTranscriptsReadBackAndRepeat(t *testing.T) {
 	}
 }
 
+// TestReferenceToTheEmptyPath: a path under a reference to an op that
+// asked for the empty path is the empty path too, not "/c".
+func TestReferenceToTheEmptyPath(t *testing.T) {
+	var ops []difftest.Op
+	for _, line := range []string{
+		`1 s1 create "" data=nil flags=persistent acl=open`,
+		`2 s1 set @1/c data=nil version=0`,
+	} {
+		op, err := difftest.ParseLine(line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ops = append(ops, op)
+	}
+	tr, err := runFake(t, &difftest.FakeSide{}, difftest.Sequence{Name: "empty-ref", Sessions: 1, Ops: ops})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := tr.Steps[1].Lines[0], "-> stat=nil err=ErrInvalidPath"; got != want {
+		t.Errorf("set @1/c answered %q; want %q", got, want)
+	}
+}
+
 func TestRunRefusesWritesOutsideTheBase(t *testing.T) {
 	for _, line := range []string{
 		"1 s1 delete /elsewhere version=-1",
