@@ -26,6 +26,8 @@ const (
 	actResume                        // the frozen process thaws
 	actExpire                        // the server expires a client's session
 	actCrash                         // a client's process crashes and a new one takes its place
+	actLag                           // a follower starts lagging: its sessions read stale data
+	actCatchUp                       // a lagging follower catches up
 	numActionKinds
 )
 
@@ -41,6 +43,8 @@ var actionWeights = [numActionKinds]int{
 	actResume:      3,
 	actExpire:      4,
 	actCrash:       3,
+	actLag:         2,
+	actCatchUp:     2,
 }
 
 // noticeStep is the step in which time passes while a heal or a thaw
@@ -96,6 +100,10 @@ func (a action) GoString() string {
 		return c + "'s session expires"
 	case actCrash:
 		return c + " crashes"
+	case actLag:
+		return fmt.Sprintf("follower %d lags", 1+a.client%2)
+	case actCatchUp:
+		return fmt.Sprintf("follower %d catches up", 1+a.client%2)
 	}
 	return fmt.Sprintf("action(%d)", a.kind)
 }
@@ -186,6 +194,23 @@ func (h *harness) apply(a action) {
 	case actCrash:
 		h.begin(fmt.Sprintf("%s's process crashes; a new process takes its place with a session of its own", s.name()))
 		h.crash(s)
+		h.settle()
+	case actLag, actCatchUp:
+		// Followers are members 1 and 2 of a three-member ensemble; the
+		// leader never lags.
+		member := 1 + a.client%2
+		lag := a.kind == actLag
+		if h.members < 3 || h.lagging[member] == lag {
+			h.move(s, nil)
+			return
+		}
+		if lag {
+			h.begin(fmt.Sprintf("follower %d starts lagging: its sessions read stale data and hear their watches late, until they write or sync", member))
+		} else {
+			h.begin(fmt.Sprintf("follower %d catches up", member))
+		}
+		h.srv.SetLagging(member, lag)
+		h.lagging[member] = lag
 		h.settle()
 	}
 }

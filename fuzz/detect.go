@@ -201,6 +201,15 @@ func (h *harness) windDown() {
 			h.resume(s)
 		}
 	}
+	for member := 1; member < h.members; member++ {
+		if h.lagging[member] {
+			h.tick()
+			h.begin(fmt.Sprintf("follower %d catches up", member))
+			h.srv.SetLagging(member, false)
+			h.lagging[member] = false
+			h.settle()
+		}
+	}
 	h.tick()
 	h.begin("wind-down: every fault is healed; each client finishes its round, unlocks and stops")
 	h.stopping = true

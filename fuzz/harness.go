@@ -206,6 +206,8 @@ type harness struct {
 	stopping      bool
 	sessions      map[int64]string // session id → the client it belongs to
 	nSteps        int
+	members       int          // the ensemble's size
+	lagging       map[int]bool // the followers that lag
 }
 
 // caseResult is what a case leaves for the checks that run outside the
@@ -229,6 +231,12 @@ func runCase(t *rapid.T, e *engine) *caseResult {
 		fencing = rapid.Bool().Draw(t, "fencing")
 	}
 	seed := rapid.Uint64().Draw(t, "server seed")
+	// A case runs on one server or on an ensemble of three, whose two
+	// followers can lag.
+	members := 1
+	if rapid.Bool().Draw(t, "ensemble of three") {
+		members = 3
+	}
 	// rapid draws a slice's length with a small mean; the schedule's length
 	// is drawn on its own so that long schedules are common too.
 	n := rapid.IntRange(1, cfg.Steps).Draw(t, "steps")
@@ -237,13 +245,19 @@ func runCase(t *rapid.T, e *engine) *caseResult {
 	h := &harness{
 		e:         e,
 		t:         t,
-		srv:       zkfake.NewServer(zkfake.WithSeed(seed), zkfake.WithTickTime(tickTime)),
+		srv:       zkfake.NewServer(zkfake.WithSeed(seed), zkfake.WithTickTime(tickTime), zkfake.WithEnsemble(members)),
+		members:   members,
+		lagging:   map[int]bool{},
 		start:     time.Now(),
 		fencing:   fencing,
 		expiryRow: -1,
 		sessions:  map[int64]string{},
 	}
-	h.begin(fmt.Sprintf("%d clients start, each with a session of its own, and loop: Lock, critical section%s, Unlock", clients, map[bool]string{true: " (writing to a fenced resource)", false: ""}[fencing]))
+	where := "a server"
+	if members > 1 {
+		where = fmt.Sprintf("an ensemble of %d (sessions go to its members in turn)", members)
+	}
+	h.begin(fmt.Sprintf("%d clients start on %s, each with a session of its own, and loop: Lock, critical section%s, Unlock", clients, where, map[bool]string{true: " (writing to a fenced resource)", false: ""}[fencing]))
 	for i := 0; i < clients; i++ {
 		s := &slot{id: i, timeout: baseTimeout + time.Duration(i)*timeoutSpacing}
 		h.slots = append(h.slots, s)

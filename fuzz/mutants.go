@@ -317,14 +317,15 @@ func (l *queueLock) await(ctx context.Context) (bool, error) {
 }
 
 // took reads the own node's czxid for the fencing token; false if the node
-// is gone after all.
+// is gone after all, or is not the current session's (a follower that lags
+// can still show a node whose session has expired).
 func (l *queueLock) took(ctx context.Context) (bool, error) {
 	var ok bool
 	var st *zk.Stat
 	if err := retry(ctx, func() (err error) { ok, st, err = l.conn.Exists(l.node); return err }); err != nil {
 		return false, err
 	}
-	if !ok {
+	if !ok || st.EphemeralOwner != l.conn.SessionID() {
 		return false, nil
 	}
 	l.token, l.session = st.Czxid, st.EphemeralOwner
