@@ -11,10 +11,11 @@
 //
 // # A case
 //
-// A case is a fresh zkfake server inside a testing/synctest bubble, where
-// time is virtual, and 2 to 8 simulated clients, each looping in a
-// goroutine of its own: Lock, critical section (where it may write to a
-// protected resource), Unlock. Every call a client's lock makes to the
+// A case is a fresh zkfake server (a single one, or an ensemble of three
+// whose followers can lag) inside a testing/synctest bubble, where time is
+// virtual, and 2 to 8 simulated clients, each looping in a goroutine of its
+// own: Lock, critical section (where it may write to a protected resource),
+// Unlock. Every call a client's lock makes to the
 // server waits at a gate until the harness lets it through, and the client
 // loop stops at points (Lock returned, about to Unlock...) where the harness
 // keeps its books. After letting one client go, the harness waits until
@@ -26,17 +27,18 @@
 // next move; a move whose request is lost before the server applies it, or
 // whose reply is lost after; a partition and its healing; a session expiry;
 // a crash, after which a new process takes the client's place; a process
-// frozen past its session timeout (a long GC pause) and thawed; time
-// passing. Each case then winds down: every fault heals, every client
-// finishes its round and stops, every session closes.
+// frozen past its session timeout (a long GC pause) and thawed; a follower
+// that starts lagging, so that its sessions read stale data and hear their
+// watches late, and catches up; time passing. Each case then winds down:
+// every fault heals, every client finishes its round and stops, every
+// session closes.
 //
-// Two faults are shaped by the fake as it is. It has no lagging followers
-// yet, so there are no stale reads. And it drops the watch events it fires
-// while a client is cut off, where a real connection would deliver them
-// late once the network heals or the process thaws: so a partition lasts
-// until the client notices it (and, reconnecting, re-arms its watches and
-// hears what it missed), and a frozen process thaws only once its session
-// has expired.
+// Two faults are shaped by the fake as it is: it drops the watch events it
+// fires while a client is cut off, where a real connection would deliver
+// them late once the network heals or the process thaws. So a partition
+// lasts until the client notices it (and, reconnecting, re-arms its watches
+// and hears what it missed), and a frozen process thaws only once its
+// session has expired.
 //
 // # Detectors
 //
