@@ -21,7 +21,7 @@ var writeOps = map[string]bool{
 // its zxid) are what that one change woke. The session that made the change
 // does not count, nor the owner of a node hearing of its own node: only
 // other sessions, which are waiting for the lock, and among them only those
-// the change set going (see finishStep).
+// whose locker took the event (see gatedConn.forward).
 type herdDetector struct {
 	h       *harness
 	trigger *zkfake.Record
@@ -44,7 +44,7 @@ func (d *herdDetector) forget(path string) {
 
 // observe takes the next record of the log and returns a description of a
 // herd, if this record completes one.
-func (d *herdDetector) observe(r zkfake.Record, woke map[int64]bool) string {
+func (d *herdDetector) observe(r zkfake.Record) string {
 	switch r.Kind {
 	case zkfake.RecordOp:
 		if !writeOps[r.Op] {
@@ -73,9 +73,10 @@ func (d *herdDetector) observe(r zkfake.Record, woke map[int64]bool) string {
 		}
 	case zkfake.RecordWatch:
 		t := d.trigger
-		// Only a waiter counts: a session with a node in the queue, that
-		// the change set going.
-		if t == nil || r.Zxid != t.Zxid || r.Session == t.Session || d.owner[r.Path] == r.Session || !woke[r.Session] || d.nodes[r.Session] == 0 {
+		// Only a waiter counts: a session with a node in the queue, whose
+		// locker took the event.
+		if t == nil || r.Zxid != t.Zxid || r.Session == t.Session || d.owner[r.Path] == r.Session ||
+			d.nodes[r.Session] == 0 || !d.h.taken[delivery{session: r.Session, path: r.Path, at: r.Time}] {
 			return ""
 		}
 		woken := d.woken[r.Path]

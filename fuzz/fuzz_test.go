@@ -1,6 +1,7 @@
 package fuzz
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/zksim/zksim/recipe"
 	"pgregory.net/rapid"
 )
@@ -66,8 +68,8 @@ var mutantBudgets = map[string]int{
 	"wrong-watch":       20,
 	"no-relist":         400,
 	"whole-name-order":  40,
-	"check-then-create": 40,
-	"timed-wait":        60,
+	"check-then-create": 120,
+	"timed-wait":        80,
 	"wrong-unlock":      2000,
 	"plain-retry":       300,
 	"spin":              150,
@@ -106,6 +108,93 @@ func TestMutantsFound(t *testing.T) {
 				}
 				t.Logf("seed %d: %s after %d cases, %v: %s", seed, f.Detector, e.firstFail.Load(), time.Since(start).Round(time.Millisecond), f.Summary)
 			}
+		})
+	}
+}
+
+// tokenless is a sound lock that hands out no fencing token.
+type tokenless struct{ l *queueLock }
+
+func (t tokenless) Lock(ctx context.Context) error { return t.l.Lock(ctx) }
+func (t tokenless) Unlock() error                  { return t.l.Unlock() }
+
+// watchLeaker is a sound lock that, once it holds the lock, sets a watch
+// on a node that never comes.
+type watchLeaker struct{ *queueLock }
+
+func (w watchLeaker) Lock(ctx context.Context) error {
+	if err := w.queueLock.Lock(ctx); err != nil {
+		return err
+	}
+	_, _, _, _ = w.conn.ExistsW(w.dir + "-never")
+	return nil
+}
+
+// nodeLeaker is a sound lock that leaves a persistent node in the lock's
+// directory each time it unlocks.
+type nodeLeaker struct{ *queueLock }
+
+func (n nodeLeaker) Unlock() error {
+	if err := n.queueLock.Unlock(); err != nil {
+		return err
+	}
+	_, _ = n.conn.Create(n.dir+"/released-", nil, zk.FlagSequence, openACL)
+	return nil
+}
+
+// panicker is a sound lock whose third Lock panics.
+type panicker struct {
+	*queueLock
+	locks int
+}
+
+func (p *panicker) Lock(ctx context.Context) error {
+	if p.locks++; p.locks == 3 {
+		panic("the third Lock")
+	}
+	return p.queueLock.Lock(ctx)
+}
+
+// TestDetectorsFindTheirBugs gives each detector that no mutant is for a
+// lock with the bug it is about, and checks that it finds it, by name,
+// within a budget.
+func TestDetectorsFindTheirBugs(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		newLocker NewLocker
+		opts      []Option
+		want      Detector
+		budget    int
+	}{
+		{"no fencing token", func(conn recipe.Conn, path string) Locker {
+			return tokenless{&queueLock{conn: conn, dir: path}}
+		}, []Option{WithFencing(FencingAlways)}, UnfencedWrite, 300},
+		{"watch left behind", func(conn recipe.Conn, path string) Locker {
+			return watchLeaker{&queueLock{conn: conn, dir: path}}
+		}, nil, Leak, 20},
+		{"node left behind", func(conn recipe.Conn, path string) Locker {
+			return nodeLeaker{&queueLock{conn: conn, dir: path}}
+		}, nil, Leak, 20},
+		{"panic", func(conn recipe.Conn, path string) Locker {
+			return &panicker{queueLock: &queueLock{conn: conn, dir: path}}
+		}, nil, Panic, 20},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := Config{}
+			for _, o := range c.opts {
+				o(&cfg)
+			}
+			e := newEngine(c.newLocker, cfg.normalized())
+			e.survey = true
+			withRapid(t, c.budget, 1, func() { rapid.Check(t, e.property) })
+			f := e.lastFinding()
+			if f == nil {
+				t.Fatalf("not found in %d cases", c.budget)
+			}
+			if f.Detector != c.want {
+				t.Fatalf("found by %s, want %s: %s\n%s", f.Detector, c.want, f.Summary, f.Story)
+			}
+			t.Logf("%s after %d cases: %s", f.Detector, e.firstFail.Load(), f.Summary)
 		})
 	}
 }

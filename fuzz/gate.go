@@ -154,6 +154,9 @@ func (inc *incarnation) drain() []completion {
 func (inc *incarnation) kill() []*request {
 	inc.mu.Lock()
 	defer inc.mu.Unlock()
+	if !inc.dead {
+		close(inc.killed)
+	}
 	inc.dead = true
 	pending := inc.pending
 	inc.pending = nil
@@ -239,7 +242,7 @@ func (g *gatedConn) ExistsW(path string) (bool, *zk.Stat, <-chan zk.Event, error
 	r := g.call("exists", path, "watch")
 	ok, st, ch, err := g.conn.ExistsW(path)
 	g.done(r, describeExists(ok, st), err, false)
-	return ok, st, ch, err
+	return ok, st, g.forward(path, ch), err
 }
 
 // Get implements recipe.Conn.
@@ -255,7 +258,7 @@ func (g *gatedConn) GetW(path string) ([]byte, *zk.Stat, <-chan zk.Event, error)
 	r := g.call("getData", path, "watch")
 	data, st, ch, err := g.conn.GetW(path)
 	g.done(r, describeStat(st), err, false)
-	return data, st, ch, err
+	return data, st, g.forward(path, ch), err
 }
 
 // Set implements recipe.Conn.
@@ -279,7 +282,7 @@ func (g *gatedConn) ChildrenW(path string) ([]string, *zk.Stat, <-chan zk.Event,
 	r := g.call("getChildren", path, "watch")
 	names, st, ch, err := g.conn.ChildrenW(path)
 	g.done(r, describeChildren(names), err, false)
-	return names, st, ch, err
+	return names, st, g.forward(path, ch), err
 }
 
 // Multi implements recipe.Conn.
@@ -320,6 +323,46 @@ func (g *gatedConn) AddAuth(scheme string, auth []byte) error {
 	err := g.conn.AddAuth(scheme, auth)
 	g.done(r, "", err, false)
 	return err
+}
+
+// forward hands a watch's event to the locker through a channel of the
+// gate's own, so that the harness learns whether the locker took it: a
+// change that wakes several clients is a herd only if they act on it, and a
+// watch a locker set long ago and no longer waits on may fire unheeded. The
+// send completes when the locker receives; then the event is noted with the
+// session it was delivered to and the instant it arrived, which is how the
+// server's log names the delivery.
+func (g *gatedConn) forward(path string, in <-chan zk.Event) <-chan zk.Event {
+	if in == nil {
+		return nil
+	}
+	inc := g.inc
+	session := g.conn.SessionID()
+	out := make(chan zk.Event)
+	go func() {
+		defer close(out)
+		ev, ok := <-in
+		if !ok {
+			return
+		}
+		arrived := time.Now()
+		select {
+		case out <- ev:
+			inc.mu.Lock()
+			inc.taken = append(inc.taken, delivery{session: session, path: path, at: arrived})
+			inc.mu.Unlock()
+		case <-inc.killed:
+		}
+	}()
+	return out
+}
+
+// delivery names a watch event as the server's log does: the session it
+// went to, its path, the instant.
+type delivery struct {
+	session int64
+	path    string
+	at      time.Time
 }
 
 // SessionID implements recipe.Conn. It reads client-side state only, so it

@@ -82,8 +82,6 @@ type slot struct {
 	// unlockAttempts counts the Unlock calls of the current release.
 	unlockAttempts int
 	holdSession    int64 // the session that holds, when holding
-	holdToken      int64
-	holdOrder      int // 1 for the first acquisition of the case, and so on
 
 	// The poll detector's state: the last call the client made while
 	// waiting, and how many calls in a row polled.
@@ -113,8 +111,11 @@ type incarnation struct {
 	mu        sync.Mutex
 	pending   []*request
 	completed []completion
+	taken     []delivery    // watch events the locker took from its channels
+	killed    chan struct{} // closed when the incarnation dies
 	dead      bool
-	panicked  string
+	panicked  string // what the locker panicked with
+	stack     string // and where
 
 	// Harness-only state.
 	partitioned    bool
@@ -130,7 +131,7 @@ func (inc *incarnation) run(newLocker NewLocker) {
 	defer func() {
 		if r := recover(); r != nil {
 			inc.mu.Lock()
-			inc.panicked = fmt.Sprintf("%v\n%s", r, debug.Stack())
+			inc.panicked, inc.stack = fmt.Sprint(r), string(debug.Stack())
 			inc.mu.Unlock()
 		}
 	}()
@@ -202,12 +203,12 @@ type harness struct {
 
 	resourceToken int64 // the newest token the fenced resource accepted
 	writes        int   // successful writes so far, for the poll detector
-	holds         int
 	stopping      bool
 	sessions      map[int64]string // session id → the client it belongs to
 	nSteps        int
-	members       int          // the ensemble's size
-	lagging       map[int]bool // the followers that lag
+	taken         map[delivery]bool // watch events lockers took
+	members       int               // the ensemble's size
+	lagging       map[int]bool      // the followers that lag
 }
 
 // caseResult is what a case leaves for the checks that run outside the
@@ -248,6 +249,7 @@ func runCase(t *rapid.T, e *engine) *caseResult {
 		srv:       zkfake.NewServer(zkfake.WithSeed(seed), zkfake.WithTickTime(tickTime), zkfake.WithEnsemble(members)),
 		members:   members,
 		lagging:   map[int]bool{},
+		taken:     map[delivery]bool{},
 		start:     time.Now(),
 		fencing:   fencing,
 		expiryRow: -1,
@@ -296,6 +298,7 @@ func (h *harness) spawn(s *slot) {
 		ctx:            ctx,
 		cancel:         cancel,
 		done:           make(chan struct{}),
+		killed:         make(chan struct{}),
 		porcID:         h.newPorcID(),
 		fencing:        h.fencing,
 		partitionFault: -1,
@@ -342,10 +345,21 @@ func (h *harness) settle() {
 	}
 	for _, inc := range h.incs {
 		inc.mu.Lock()
-		p := inc.panicked
+		for _, d := range inc.taken {
+			h.taken[d] = true
+		}
+		inc.taken = nil
+		inc.mu.Unlock()
+	}
+	for _, inc := range h.incs {
+		inc.mu.Lock()
+		p, stack := inc.panicked, inc.stack
 		inc.mu.Unlock()
 		if p != "" && h.finding == nil {
+			// The summary is what rapid compares between runs of a case;
+			// the stack, with its addresses, goes in the story only.
 			h.found(Panic, "%s's locker panicked: %s", inc.slot.name(), p)
+			h.note("%s", stack)
 		}
 	}
 }
@@ -438,9 +452,8 @@ func (h *harness) onPoint(s *slot, r *request) bool {
 			return true
 		}
 		h.record(inc, s.acquireCall, ret, in, linearizability.MutexOutput{OK: true, Token: r.token})
-		h.holds++
 		s.phase, s.inCS = phaseHolding, true
-		s.holdSession, s.holdToken, s.holdOrder = r.session, r.token, h.holds
+		s.holdSession = r.session
 		h.note("%s holds the lock (session %#x%s) and enters its critical section", s.name(), r.session, describeToken(r.token))
 		h.checkExclusion(s)
 

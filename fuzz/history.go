@@ -17,7 +17,6 @@ const checkTimeout = 10 * time.Second
 // knows when a hold ended without an Unlock: the log is the ground truth of
 // when the server expired a session.
 func (h *harness) result() *caseResult {
-	h.finishStep()
 	log := h.srv.Log()
 	for _, r := range log {
 		if r.Kind == zkfake.RecordSession && r.Op == "expireSession" {

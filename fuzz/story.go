@@ -21,10 +21,6 @@ type step struct {
 	verdict string          // a finding the log showed in this step
 	span    time.Duration   // how long the step let time pass
 	quiet   bool            // time passing with nothing to tell: merged when told
-	// waiting marks the clients that were not at the gate when the step
-	// began; woke holds the sessions of those that were at its end.
-	waiting map[int]bool
-	woke    map[int64]bool
 }
 
 // tick moves time on a little and takes in what that woke, so that every
@@ -36,32 +32,10 @@ func (h *harness) tick() {
 
 // begin starts a step of the story.
 func (h *harness) begin(action string) {
-	h.finishStep()
 	h.nSteps++
-	st := &step{index: len(h.story), at: h.now(), start: time.Now(), action: action, waiting: map[int]bool{}}
-	for _, s := range h.slots {
-		st.waiting[s.id] = s.inc.nextRequest() == nil
-	}
+	st := &step{index: len(h.story), at: h.now(), start: time.Now(), action: action}
 	h.story = append(h.story, st)
 	h.cur = st
-}
-
-// finishStep notes which clients the current step woke: they were blocked
-// (not at the gate) when it began and are at the gate now. The herd
-// detector counts a client as woken by a change only if the change made it
-// act; a watch a client set long ago and no longer waits on can fire
-// without waking anyone.
-func (h *harness) finishStep() {
-	st := h.cur
-	if st == nil || st.woke != nil {
-		return
-	}
-	st.woke = map[int64]bool{}
-	for _, s := range h.slots {
-		if st.waiting[s.id] && s.inc.nextRequest() != nil {
-			st.woke[s.inc.conn.SessionID()] = true
-		}
-	}
 }
 
 // note adds a line to the current step. GUIDs are elided when the story is
@@ -125,7 +99,7 @@ func (h *harness) tell(log []zkfake.Record) {
 		}
 		st := h.story[i]
 		st.records = append(st.records, r)
-		if msg := herd.observe(r, st.woke); msg != "" && h.finding == nil {
+		if msg := herd.observe(r); msg != "" && h.finding == nil {
 			h.finding = &Finding{Detector: Herd, Summary: stable(msg)}
 			st.verdict = "✗ herd: " + h.finding.Summary
 		}
