@@ -50,15 +50,16 @@
 //     recorded Lock and Unlock calls that a lock allows, fencing tokens
 //     that grow with each acquisition included.
 //   - herd: one change (a release, a crash's or an expiry's deletions, a
-//     new contender) wakes more than one waiting client, counted from the
-//     watch events the server's log shows it delivered; or a waiting client
-//     polls: three calls in a row, each after sleeping, with nothing changed.
+//     new contender) wakes more than one waiting client — a client with a
+//     node in the queue that takes the watch event the server's log shows
+//     the change delivered; or a waiting client polls: three calls in a
+//     row, each after sleeping, with nothing changed.
 //   - liveness: with every fault healed, no Lock or Unlock returns for a
 //     minute of virtual time; the finding tells who waits, the lock's
 //     nodes and the watches the server holds.
-//   - leak: once every client has unlocked, the tree holds a node beyond the
-//     lock's directory, or the server a watch; once every session is closed,
-//     a node or a session remains.
+//   - leak: once every client has unlocked, the tree holds a node other
+//     than the lock's directory and its ancestors, or the server a watch;
+//     once every session is closed, such a node or a session remains.
 //   - unfenced-write: in cases that check fencing, a holder whose session
 //     had expired wrote to the protected resource and nothing refused it
 //     (a Fencer's writes carry its token, and the resource refuses one
@@ -73,6 +74,20 @@
 // under testdata/rapid/<test name>/, which every later `go test` replays
 // first. GUIDs in node names are elided ("_c_…-") so the story of a lock
 // that draws them at random is the same every time.
+//
+// # A real ensemble
+//
+// With ZK_SERVERS naming an ensemble (loopback addresses only), CheckMutex
+// and Run run their cases against it instead: real goroutine scheduling,
+// real time, faults through the loopback proxy of package zkfake/ensemble
+// (partitions, expiries, crashes). Nothing repeats there, so nothing is
+// shrunk: cases draw their schedules from the campaign's seed and the first
+// finding is reported as it happened. The history is what the clients saw,
+// with each session expiry bounded by what its client saw of it (cut off at
+// one instant, told of the expiry at a later one), and porcupine checks it
+// with the same model. The detectors that need the fake's event log and
+// watch counts — herd, and leaked watches — are left out; liveness and
+// leaked nodes are checked.
 //
 // # Programs
 //
