@@ -153,14 +153,17 @@ func (h *harness) leftovers() []node {
 	return left
 }
 
+// describeNodes lists nodes, GUIDs elided, in an order that does not
+// depend on the GUIDs: rapid compares the summaries of two runs of a case.
 func describeNodes(nodes []node) string {
 	parts := make([]string, len(nodes))
 	for i, n := range nodes {
-		parts[i] = n.path
+		parts[i] = stable(n.path)
 		if n.owner != "" {
 			parts[i] += " (ephemeral, owner " + n.owner + ")"
 		}
 	}
+	sort.Strings(parts)
 	return strings.Join(parts, ", ")
 }
 
@@ -179,7 +182,7 @@ func (h *harness) watchedPaths() string {
 	var list []string
 	for p := range paths {
 		if n := h.srv.WatchCount(p); n > 0 {
-			list = append(list, fmt.Sprintf("%s (%d)", p, n))
+			list = append(list, fmt.Sprintf("%s (%d)", stable(p), n))
 		}
 	}
 	sort.Strings(list)
