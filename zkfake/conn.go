@@ -407,24 +407,24 @@ func (c *Conn) setWatches() {
 		case watchData:
 			switch {
 			case n == nil:
-				fired = append(fired, notification{c.session, watchEvent(zk.EventNodeDeleted, k.path)})
+				fired = append(fired, notification{c.session, watchEvent(zk.EventNodeDeleted, k.path), nil})
 			case n.mzxid > c.lastZxid.Load():
-				fired = append(fired, notification{c.session, watchEvent(zk.EventNodeDataChanged, k.path)})
+				fired = append(fired, notification{c.session, watchEvent(zk.EventNodeDataChanged, k.path), nil})
 			default:
 				addWatch(v.watches.data, k.path, c.session)
 			}
 		case watchExist:
 			if n != nil {
-				fired = append(fired, notification{c.session, watchEvent(zk.EventNodeCreated, k.path)})
+				fired = append(fired, notification{c.session, watchEvent(zk.EventNodeCreated, k.path), nil})
 			} else {
 				addWatch(v.watches.data, k.path, c.session)
 			}
 		case watchChild:
 			switch {
 			case n == nil:
-				fired = append(fired, notification{c.session, watchEvent(zk.EventNodeDeleted, k.path)})
+				fired = append(fired, notification{c.session, watchEvent(zk.EventNodeDeleted, k.path), nil})
 			case n.pzxid > c.lastZxid.Load():
-				fired = append(fired, notification{c.session, watchEvent(zk.EventNodeChildrenChanged, k.path)})
+				fired = append(fired, notification{c.session, watchEvent(zk.EventNodeChildrenChanged, k.path), nil})
 			default:
 				addWatch(v.watches.child, k.path, c.session)
 			}
@@ -900,6 +900,17 @@ func (c *Conn) Multi(ops ...interface{}) ([]zk.MultiResponse, error) {
 	mr := make([]zk.MultiResponse, len(results))
 	for i, r := range results {
 		mr[i] = zk.MultiResponse{Stat: r.stat, String: r.path, Error: r.err}
+	}
+	if err == nil {
+		// The server answers a container create in a multi with a result
+		// type (create2) go-zookeeper v1.0.4 cannot decode: the multi is
+		// applied, but the client gets zk.ErrAPIError and the results
+		// before that op only.
+		for i, op := range ops {
+			if req, ok := op.(*zk.CreateRequest); ok && req.Flags == zk.FlagContainer {
+				return mr[:i], zk.ErrAPIError
+			}
+		}
 	}
 	return mr, err
 }

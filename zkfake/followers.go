@@ -61,14 +61,15 @@ func (m *member) apply(ch change) []notification {
 		n := *ch.node
 		n.children = map[string]struct{}{}
 		m.tree.add(ch.path, &n, ch.zxid)
-		return m.watches.created(ch.path)
+		return m.watches.created(ch.path, n.acl, m.tree.get(parentOf(ch.path)).acl)
 	case changeRemove:
+		acl := m.tree.get(ch.path).acl
 		m.tree.remove(ch.path, ch.zxid)
-		return m.watches.deleted(ch.path)
+		return m.watches.deleted(ch.path, acl, m.tree.get(parentOf(ch.path)).acl)
 	case changeData:
 		n := m.tree.get(ch.path)
 		n.data, n.version, n.mzxid, n.mtime = ch.node.data, ch.node.version, ch.node.mzxid, ch.node.mtime
-		return m.watches.changed(ch.path)
+		return m.watches.changed(ch.path, n.acl)
 	case changeACL:
 		n := m.tree.get(ch.path)
 		n.acl, n.aversion = ch.node.acl, ch.node.aversion

@@ -181,6 +181,11 @@ func (s *Server) deliver(ns []notification, zxid int64) {
 		if c == nil || c.link != linkUp {
 			continue
 		}
+		if n.acl != nil && checkACL(n.acl, zk.PermRead, s.st.ids(s.st.sessions[n.session])) != nil {
+			// The watch is used up, but a session that may not read the
+			// node is not told (ZOOKEEPER-4799).
+			continue
+		}
 		s.delivered[n.session]++
 		s.log.add(Record{Kind: RecordWatch, Session: n.session, Zxid: zxid, Op: n.event.Type.String(), Path: n.event.Path})
 		c.receive(n.event)
@@ -204,8 +209,9 @@ func (s *Server) endSession(id int64, why string) bool {
 	// deletion too: the server sends the events before it closes the
 	// connection.
 	s.deliver(ns, s.st.zxid)
-	s.dropWatches(id)
 	s.replicate()
+	s.st.forgetSession(id)
+	s.dropWatches(id)
 	delete(s.conns, id)
 	return true
 }

@@ -21,7 +21,7 @@ type state struct {
 
 	// staged collects the notifications and undo steps of the write in
 	// progress, so a multi can be applied op by op and rolled back whole.
-	staged []notification
+	staged []trigger
 	undo   []func()
 
 	// With followers to feed, replicate makes every write also record its
@@ -59,9 +59,13 @@ func (st *state) begin(session int64, now int64) writeCtx {
 	return writeCtx{zxid: st.zxid, now: now, session: st.sessions[session]}
 }
 
-// commit ends a write transaction and returns its notifications.
+// commit ends a write transaction, fires the watches its changes trigger,
+// and returns the notifications.
 func (st *state) commit() []notification {
-	out := st.staged
+	var out []notification
+	for _, t := range st.staged {
+		out = append(out, st.watches.fire(t)...)
+	}
 	st.staged, st.undo = nil, nil
 	return out
 }
@@ -105,7 +109,9 @@ func (st *state) createSession(id int64, timeoutMs int64) {
 
 // closeSession ends a session in one transaction that deletes all its
 // ephemeral nodes, and returns the watches the deletes fire. It reports
-// false if there was no such session.
+// false if there was no such session. The session stays in the table,
+// with its identities, until forgetSession, so that the watches it fires
+// are checked against them.
 func (st *state) closeSession(id int64, now int64) ([]notification, bool) {
 	sess := st.sessions[id]
 	if sess == nil {
@@ -122,9 +128,15 @@ func (st *state) closeSession(id int64, now int64) ([]notification, bool) {
 	for _, p := range paths {
 		st.removeNode(ctx, p)
 	}
+	// The deletes fire watches, the closing session's own included; the
+	// caller delivers them, then forgets the session with forgetSession.
+	return st.commit(), true
+}
+
+// forgetSession drops a closed session and its watches.
+func (st *state) forgetSession(id int64) {
 	delete(st.sessions, id)
 	st.watches.dropSession(id)
-	return st.commit(), true
 }
 
 // createOp is a create request as the server receives it. The flags decide
@@ -226,7 +238,7 @@ func (st *state) create(ctx writeCtx, op createOp) (string, zk.Stat, error) {
 			delete(ctx.session.ephemerals, path)
 		}
 	})
-	st.staged = append(st.staged, st.watches.created(path)...)
+	st.staged = append(st.staged, trigger{triggerCreated, path, n.acl, parent.acl})
 	st.record(changeAdd, ctx.zxid, path, n)
 	return path, n.stat(), nil
 }
@@ -276,7 +288,7 @@ func (st *state) removeNode(ctx writeCtx, path string) {
 			owner.ephemerals[path] = struct{}{}
 		}
 	})
-	st.staged = append(st.staged, st.watches.deleted(path)...)
+	st.staged = append(st.staged, trigger{triggerDeleted, path, n.acl, parent.acl})
 	st.record(changeRemove, ctx.zxid, path, nil)
 }
 
@@ -303,7 +315,7 @@ func (st *state) setData(ctx writeCtx, path string, data []byte, version int32) 
 	st.undo = append(st.undo, func() {
 		n.data, n.version, n.mzxid, n.mtime = old.data, old.version, old.mzxid, old.mtime
 	})
-	st.staged = append(st.staged, st.watches.changed(path)...)
+	st.staged = append(st.staged, trigger{triggerChanged, path, n.acl, nil})
 	st.record(changeData, ctx.zxid, path, n)
 	return n.stat(), nil
 }
@@ -366,6 +378,10 @@ type multiResult struct {
 // builds this error text.
 var errRuntimeInconsistency = fmt.Errorf("unknown error: %v", -2)
 
+// errMarshalling is what go-zookeeper makes of ZooKeeper's
+// MarshallingError, for which it has no value of its own.
+var errMarshalling = fmt.Errorf("unknown error: %v", -5)
+
 // multi applies ops all or nothing within ctx. On failure every op before
 // the failing one reports no error, the failing one its error, and the rest
 // ZooKeeper's runtime-inconsistency code; nothing is applied and no watch
@@ -376,6 +392,14 @@ func (st *state) multi(ctx writeCtx, ops []any) ([]multiResult, error) {
 		var res multiResult
 		switch op := op.(type) {
 		case *zk.CreateRequest:
+			if op.Flags == zk.FlagTTL || op.Flags == zk.FlagPersistentSequentialWithTTL {
+				// The server cannot build the transaction of a TTL create
+				// that came without a TTL: the whole request fails with
+				// MarshallingError, with no results. Ops before it that
+				// failed have already decided the outcome.
+				st.rollback()
+				return []multiResult{}, errMarshalling
+			}
 			path, _, err := st.create(ctx, createOp{path: op.Path, data: op.Data, acl: op.Acl, flags: op.Flags, ttl: -1})
 			res = multiResult{path: path, err: err}
 		case *zk.DeleteRequest:

@@ -66,10 +66,14 @@ func (w watchTable) count(path string) int {
 	return len(w.data[path]) + len(w.child[path])
 }
 
-// notification is a watch event bound for one session.
+// notification is a watch event bound for one session. acl is the ACL the
+// server checks the session's READ permission against before it sends the
+// event (ZooKeeper 3.8.4 and later, and Debian's 3.8.0 with the
+// CVE-2024-23944 fix); nil means no check.
 type notification struct {
 	session int64
 	event   zk.Event
+	acl     []zk.ACL
 }
 
 // watchEvent is the event the server sends for a fired watch.
@@ -77,43 +81,75 @@ func watchEvent(t zk.EventType, path string) zk.Event {
 	return zk.Event{Type: t, State: zk.StateSyncConnected, Path: path}
 }
 
-// created fires the watches a create of path triggers.
-func (w watchTable) created(path string) []notification {
+// created fires the watches a create of path triggers: data watches on the
+// node, checked against its ACL, and child watches on the parent, checked
+// against the parent's.
+func (w watchTable) created(path string, acl, parentACL []zk.ACL) []notification {
 	var out []notification
 	for _, id := range take(w.data, path, nil) {
-		out = append(out, notification{id, watchEvent(zk.EventNodeCreated, path)})
+		out = append(out, notification{id, watchEvent(zk.EventNodeCreated, path), acl})
 	}
 	parent := parentOf(path)
 	for _, id := range take(w.child, parent, nil) {
-		out = append(out, notification{id, watchEvent(zk.EventNodeChildrenChanged, parent)})
+		out = append(out, notification{id, watchEvent(zk.EventNodeChildrenChanged, parent), parentACL})
 	}
 	return out
 }
 
 // deleted fires the watches a delete of path triggers. A session holding both
 // a data and a child watch on path gets one NodeDeleted, as ZooKeeper sends.
-func (w watchTable) deleted(path string) []notification {
+func (w watchTable) deleted(path string, acl, parentACL []zk.ACL) []notification {
 	var out []notification
 	told := map[int64]bool{}
 	for _, id := range take(w.data, path, nil) {
 		told[id] = true
-		out = append(out, notification{id, watchEvent(zk.EventNodeDeleted, path)})
+		out = append(out, notification{id, watchEvent(zk.EventNodeDeleted, path), acl})
 	}
 	for _, id := range take(w.child, path, told) {
-		out = append(out, notification{id, watchEvent(zk.EventNodeDeleted, path)})
+		out = append(out, notification{id, watchEvent(zk.EventNodeDeleted, path), acl})
 	}
 	parent := parentOf(path)
 	for _, id := range take(w.child, parent, nil) {
-		out = append(out, notification{id, watchEvent(zk.EventNodeChildrenChanged, parent)})
+		out = append(out, notification{id, watchEvent(zk.EventNodeChildrenChanged, parent), parentACL})
 	}
 	return out
 }
 
 // changed fires the watches a setData of path triggers.
-func (w watchTable) changed(path string) []notification {
+func (w watchTable) changed(path string, acl []zk.ACL) []notification {
 	var out []notification
 	for _, id := range take(w.data, path, nil) {
-		out = append(out, notification{id, watchEvent(zk.EventNodeDataChanged, path)})
+		out = append(out, notification{id, watchEvent(zk.EventNodeDataChanged, path), acl})
 	}
 	return out
+}
+
+// triggerKind is what a staged change does to the watches.
+type triggerKind uint8
+
+const (
+	triggerCreated triggerKind = iota
+	triggerDeleted
+	triggerChanged
+)
+
+// trigger is a watch-firing change of a write in progress. The server fires
+// watches only when it applies a transaction, so a multi stages its
+// triggers and fires them at commit; a failed multi leaves every watch set.
+type trigger struct {
+	kind           triggerKind
+	path           string
+	acl, parentACL []zk.ACL
+}
+
+// fire resolves a trigger against the table.
+func (w watchTable) fire(t trigger) []notification {
+	switch t.kind {
+	case triggerCreated:
+		return w.created(t.path, t.acl, t.parentACL)
+	case triggerDeleted:
+		return w.deleted(t.path, t.acl, t.parentACL)
+	default:
+		return w.changed(t.path, t.acl)
+	}
 }
