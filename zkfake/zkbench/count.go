@@ -1,6 +1,7 @@
 package zkbench
 
 import (
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -10,21 +11,46 @@ import (
 
 // countingConn is a recipe.Conn that counts the requests sent through it
 // into a counter that several connections may share, and tells onWatch
-// about every data watch it sets on another node with GetW (what a lock
-// waiter does to park). Each method counts as one request;
+// about every data watch it sets with GetW on a node it did not create
+// (what a lock waiter does to park on its predecessor; the GetW on its own
+// node arms the watch behind Mutex.Lost). Each method counts as one request;
 // CreateProtectedEphemeralSequential, which may send a listing after a lost
 // reply, counts as one too.
 type countingConn struct {
 	recipe.Conn
 	ops     *atomic.Int64
 	onWatch func()
+
+	mu  sync.Mutex
+	own map[string]bool // nodes this connection created: a GetW on one is not parking
+}
+
+// created notes a node this connection made.
+func (c *countingConn) created(path string, err error) {
+	if err != nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.own == nil {
+		c.own = map[string]bool{}
+	}
+	c.own[path] = true
+}
+
+func (c *countingConn) isOwn(path string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.own[path]
 }
 
 func (c *countingConn) count() { c.ops.Add(1) }
 
 func (c *countingConn) Create(path string, data []byte, flags int32, acl []zk.ACL) (string, error) {
 	c.count()
-	return c.Conn.Create(path, data, flags, acl)
+	p, err := c.Conn.Create(path, data, flags, acl)
+	c.created(p, err)
+	return p, err
 }
 
 func (c *countingConn) CreateContainer(path string, data []byte, flags int32, acl []zk.ACL) (string, error) {
@@ -39,7 +65,9 @@ func (c *countingConn) CreateTTL(path string, data []byte, flags int32, acl []zk
 
 func (c *countingConn) CreateProtectedEphemeralSequential(path string, data []byte, acl []zk.ACL) (string, error) {
 	c.count()
-	return c.Conn.CreateProtectedEphemeralSequential(path, data, acl)
+	p, err := c.Conn.CreateProtectedEphemeralSequential(path, data, acl)
+	c.created(p, err)
+	return p, err
 }
 
 func (c *countingConn) Delete(path string, version int32) error {
@@ -65,7 +93,7 @@ func (c *countingConn) Get(path string) ([]byte, *zk.Stat, error) {
 func (c *countingConn) GetW(path string) ([]byte, *zk.Stat, <-chan zk.Event, error) {
 	c.count()
 	data, stat, ch, err := c.Conn.GetW(path)
-	if err == nil && c.onWatch != nil {
+	if err == nil && c.onWatch != nil && !c.isOwn(path) {
 		c.onWatch()
 	}
 	return data, stat, ch, err

@@ -86,7 +86,7 @@ func TestWorkloadsRunOnTheFake(t *testing.T) {
 }
 
 // The lock's own documentation gives its request counts: Lock then Unlock
-// uncontended is a create, an ExistsW on the own node, a listing and the
+// uncontended is a create, a GetW on the own node, a listing and the
 // Delete; each handoff adds the next holder's listing after its wakeup and
 // the GetW with which the old holder, queueing again, parks. A release
 // wakes exactly one waiter, however many wait. The real ensemble must
