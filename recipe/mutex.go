@@ -143,7 +143,8 @@ type Mutex struct {
 
 	mu      sync.Mutex
 	hold    *hold    // nil when the handle holds nothing
-	orphans []string // own nodes whose deletion failed; retried on next Lock
+	orphans []orphan // own nodes to delete; see orphans.go
+	reaping bool     // the background reaper of orphans is running
 }
 
 // MutexState is where a Mutex's hold stands.

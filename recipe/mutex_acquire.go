@@ -59,13 +59,21 @@ type created struct {
 
 // create makes the handle's node. When a reply is lost it looks for a node
 // carrying its GUID; queue then checks that node's owner.
-func (m *Mutex) create(ctx context.Context) (created, error) {
+func (m *Mutex) create(ctx context.Context) (c created, err error) {
 	guid, err := newGUID()
 	if err != nil {
 		return created{}, err
 	}
 	prefix := joinPath(m.dir, protectedPrefix+guid+"-"+m.cfg.nodeName)
 	lossy := false
+	session := m.conn.SessionID()
+	defer func() {
+		if err != nil && lossy {
+			// A create whose reply was lost may have applied, and the
+			// node could not be found before giving up.
+			m.adopt(orphan{guid: guid, session: session})
+		}
+	}()
 	parentTries := 0
 	var troubleSince time.Time
 	backoff := firstBackoff
@@ -367,33 +375,14 @@ func (m *Mutex) cleanup(node string) error {
 	if err == nil || goneWithSession(err) {
 		return nil
 	}
-	m.mu.Lock()
-	m.orphans = append(m.orphans, node)
-	m.mu.Unlock()
-	return fmt.Errorf("recipe: could not delete lock node %s (retried on the next Lock): %w", node, err)
+	m.adopt(orphan{node: node, session: m.conn.SessionID()})
+	return fmt.Errorf("recipe: could not delete lock node %s (retried in the background): %w", node, err)
 }
 
 // goneWithSession reports whether a Delete's error means the node is gone
 // or going without our help.
 func goneWithSession(err error) bool {
 	return errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrSessionExpired) || errors.Is(err, zk.ErrClosing)
-}
-
-// retryOrphans tries once more to delete nodes an earlier cleanup could not.
-func (m *Mutex) retryOrphans() {
-	m.mu.Lock()
-	orphans := m.orphans
-	m.orphans = nil
-	m.mu.Unlock()
-	var keep []string
-	for _, node := range orphans {
-		if err := m.conn.Delete(node, -1); err != nil && !goneWithSession(err) {
-			keep = append(keep, node)
-		}
-	}
-	m.mu.Lock()
-	m.orphans = append(m.orphans, keep...)
-	m.mu.Unlock()
 }
 
 // makeParents creates the lock directory and its missing ancestors as

@@ -183,7 +183,7 @@ func (m *Mutex) sweepStrays(ctx context.Context, h *hold) {
 	for _, name := range children {
 		if strings.HasPrefix(name, mark) {
 			if p := joinPath(m.dir, name); p != h.node {
-				_ = m.cleanup(p) // failures are kept as orphans for the next Lock
+				_ = m.cleanup(p) // failures are deleted in the background
 			}
 		}
 	}

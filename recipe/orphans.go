@@ -1,0 +1,106 @@
+package recipe
+
+import (
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// An orphan is a node of the handle's that may exist but is no longer
+// wanted: one whose Delete failed, or — when a create's reply was lost and
+// the node could not be looked for before Lock gave up — one known only by
+// its GUID. Left alone, an orphan sits in the lock's queue for as long as
+// its session lives, and every later contender waits behind it forever.
+// So, as Curator does with protected nodes, the handle deletes orphans in
+// the background until they are gone, their session is gone, or
+// orphanTimeout passes without the server being reached (by then a real
+// session has expired and taken its ephemeral nodes with it).
+type orphan struct {
+	node    string // full path, if known
+	guid    string // the GUID the node's name carries, if the path is not known
+	session int64  // the session that may own it
+}
+
+// orphanTimeout bounds the background deletion of orphans.
+const orphanTimeout = time.Minute
+
+// adopt records an orphan and makes sure the background reaper runs.
+func (m *Mutex) adopt(o orphan) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.orphans = append(m.orphans, o)
+	if !m.reaping {
+		m.reaping = true
+		m.reapAfter(firstBackoff, time.Now().Add(orphanTimeout))
+	}
+}
+
+// reapAfter retries the orphans after a pause, and again with a longer
+// pause while some are left, until orphanTimeout passes. Each round runs
+// from a timer rather than a goroutine that sleeps between rounds, so that
+// nothing of the Mutex is left blocked between them. Orphans it could not
+// settle stay recorded, and the next Lock tries them again.
+func (m *Mutex) reapAfter(pause time.Duration, deadline time.Time) {
+	time.AfterFunc(pause, func() {
+		left := m.retryOrphans()
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if left == 0 || !time.Now().Before(deadline) {
+			m.reaping = false
+			return
+		}
+		m.reapAfter(min(2*pause, maxBackoff), deadline)
+	})
+}
+
+// retryOrphans tries once to settle every orphan and returns how many are
+// left.
+func (m *Mutex) retryOrphans() int {
+	m.mu.Lock()
+	orphans := m.orphans
+	m.orphans = nil
+	m.mu.Unlock()
+	var keep []orphan
+	for _, o := range orphans {
+		if !m.settleOrphan(o) {
+			keep = append(keep, o)
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.orphans = append(m.orphans, keep...)
+	return len(m.orphans)
+}
+
+// settleOrphan deletes an orphan, or finds it needs no deleting, and
+// reports whether it is settled.
+func (m *Mutex) settleOrphan(o orphan) bool {
+	if m.conn.SessionID() != o.session {
+		return true // its session is gone, and the node with it
+	}
+	node := o.node
+	if node == "" {
+		children, _, err := m.conn.Children(m.dir)
+		switch {
+		case errors.Is(err, zk.ErrNoNode):
+			return true
+		case err != nil:
+			return false
+		}
+		mark := protectedPrefix + o.guid + "-"
+		for _, name := range children {
+			if strings.HasPrefix(name, mark) {
+				node = joinPath(m.dir, name)
+			}
+		}
+		if node == "" {
+			// The listing came after the failed create in the session's
+			// order: the create never applied.
+			return true
+		}
+	}
+	err := m.conn.Delete(node, -1)
+	return err == nil || goneWithSession(err)
+}
