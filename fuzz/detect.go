@@ -236,7 +236,10 @@ func (h *harness) windDown() {
 			wait = 100 * time.Millisecond
 			h.begin(fmt.Sprintf("%s moves", s.name()))
 			moves++
-			if r.point == pointLocked || r.point == pointUnlocked || r.point == pointLock {
+			// Progress is a Lock or an Unlock that returned for good, or a
+			// client that stops; an Unlock that fails and is retried is
+			// not.
+			if r.point == pointLock || (r.point == pointLocked || r.point == pointUnlocked) && (r.err == nil || releaseSettled(r.err)) {
 				lastProgress, moves = h.now(), 0
 			}
 			h.grant(s, r)

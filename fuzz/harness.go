@@ -47,8 +47,13 @@ const (
 	// it is said to poll.
 	pollLimit = 3
 	// unlockAttempts bounds how often a client retries an Unlock that
-	// failed without saying the hold was lost.
-	unlockAttempts = 3
+	// failed without saying the hold was lost. A client retries until the
+	// release settles, as recipe.Mutex asks ("call Unlock again"): giving
+	// up and calling Lock again would take a reentrant lock's hold a second
+	// time, without the server, on a session that may be long gone. The
+	// bound only keeps a locker whose Unlock fails for ever from looping
+	// for ever; the wind-down's stall detection reports it long before.
+	unlockAttempts = 1000
 	// lingerTime is how long a case's goroutines get to end once the case
 	// is over.
 	lingerTime = time.Minute

@@ -399,7 +399,7 @@ func (cl *realClient) loop() {
 		c.mu.Unlock()
 		var uerr error
 		for attempt := 1; attempt <= unlockAttempts; attempt++ {
-			if uerr = cl.locker.Unlock(); uerr == nil || releaseSettled(uerr) {
+			if uerr = cl.locker.Unlock(); uerr == nil || releaseSettled(uerr) || cl.ctx.Err() != nil {
 				break
 			}
 		}
