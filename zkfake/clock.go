@@ -19,10 +19,97 @@ type timer interface {
 	Stop() bool
 }
 
-type realClock struct{}
+// orderedClock is the default clock: the time package's time (virtual in a
+// testing/synctest bubble), with the server's timers kept in one queue and
+// run from a single time.Timer, in deadline order and, for equal deadlines,
+// in the order they were set. Separate time.AfterFunc timers falling due at
+// the same instant — common in virtual time — would run as goroutines in an
+// order the scheduler picks, and a seeded scenario would not replay exactly.
+type orderedClock struct {
+	queue timerQueue
+	mu    sync.Mutex
+	wake  *time.Timer // fires at the earliest deadline
+	at    time.Time   // when wake fires; zero if it is not set
+}
 
-func (realClock) Now() time.Time                            { return time.Now() }
-func (realClock) AfterFunc(d time.Duration, f func()) timer { return time.AfterFunc(d, f) }
+func (c *orderedClock) Now() time.Time { return time.Now() }
+
+func (c *orderedClock) AfterFunc(d time.Duration, f func()) timer {
+	t := c.queue.push(time.Now().Add(d), f)
+	c.arm()
+	return t
+}
+
+// arm sets the wake-up timer for the earliest deadline, if that is sooner
+// than the one set.
+func (c *orderedClock) arm() {
+	when, ok := c.queue.earliest()
+	if !ok {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.at.IsZero() && !when.Before(c.at) {
+		return
+	}
+	if c.wake != nil {
+		c.wake.Stop()
+	}
+	c.at = when
+	c.wake = time.AfterFunc(time.Until(when), c.fire)
+}
+
+// fire runs every timer now due, one after another, then sets the wake-up
+// for the next.
+func (c *orderedClock) fire() {
+	c.mu.Lock()
+	c.at = time.Time{}
+	c.mu.Unlock()
+	for {
+		t := c.queue.popDue(time.Now())
+		if t == nil {
+			break
+		}
+		t.f()
+	}
+	c.arm()
+}
+
+// timerQueue is a queue of timers by deadline, then by the order they were
+// set.
+type timerQueue struct {
+	mu     sync.Mutex
+	seq    int
+	timers timerHeap
+}
+
+func (q *timerQueue) push(when time.Time, f func()) *queuedTimer {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.seq++
+	t := &queuedTimer{queue: q, when: when, seq: q.seq, f: f}
+	heap.Push(&q.timers, t)
+	return t
+}
+
+func (q *timerQueue) earliest() (time.Time, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.timers) == 0 {
+		return time.Time{}, false
+	}
+	return q.timers[0].when, true
+}
+
+// popDue removes and returns the first timer due by now, or nil.
+func (q *timerQueue) popDue(now time.Time) *queuedTimer {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.timers) == 0 || q.timers[0].when.After(now) {
+		return nil
+	}
+	return heap.Pop(&q.timers).(*queuedTimer)
+}
 
 // WithManualClock makes the server keep its own time, starting at start,
 // which moves only when FastForward is called. Session timeouts, reconnect
@@ -47,14 +134,14 @@ func (s *Server) FastForward(d time.Duration) bool {
 
 // manualClock is a clock moved by hand.
 type manualClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	seq    int
-	timers timerHeap
+	mu    sync.Mutex
+	now   time.Time
+	queue timerQueue
 }
 
-type manualTimer struct {
-	clock *manualClock
+// queuedTimer is a timer of a timerQueue.
+type queuedTimer struct {
+	queue *timerQueue
 	when  time.Time
 	seq   int // breaks ties in the order timers were set
 	f     func()
@@ -68,42 +155,40 @@ func (c *manualClock) Now() time.Time {
 }
 
 func (c *manualClock) AfterFunc(d time.Duration, f func()) timer {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.seq++
-	t := &manualTimer{clock: c, when: c.now.Add(d), seq: c.seq, f: f}
-	heap.Push(&c.timers, t)
-	return t
+	return c.queue.push(c.Now().Add(d), f)
 }
 
-func (t *manualTimer) Stop() bool {
-	c := t.clock
-	c.mu.Lock()
-	defer c.mu.Unlock()
+func (t *queuedTimer) Stop() bool {
+	q := t.queue
+	q.mu.Lock()
+	defer q.mu.Unlock()
 	if t.index < 0 {
 		return false
 	}
-	heap.Remove(&c.timers, t.index)
+	heap.Remove(&q.timers, t.index)
 	return true
 }
 
 // advance runs the timers due by now+d one at a time, without holding the
 // clock's lock, so that they may set or stop timers themselves.
 func (c *manualClock) advance(d time.Duration) {
-	c.mu.Lock()
-	target := c.now.Add(d)
-	for len(c.timers) > 0 && !c.timers[0].when.After(target) {
-		t := heap.Pop(&c.timers).(*manualTimer)
+	target := c.Now().Add(d)
+	for {
+		t := c.queue.popDue(target)
+		if t == nil {
+			break
+		}
+		c.mu.Lock()
 		c.now = t.when
 		c.mu.Unlock()
 		t.f()
-		c.mu.Lock()
 	}
+	c.mu.Lock()
 	c.now = target
 	c.mu.Unlock()
 }
 
-type timerHeap []*manualTimer
+type timerHeap []*queuedTimer
 
 func (h timerHeap) Len() int { return len(h) }
 func (h timerHeap) Less(i, j int) bool {
@@ -117,7 +202,7 @@ func (h timerHeap) Swap(i, j int) {
 	h[i].index, h[j].index = i, j
 }
 func (h *timerHeap) Push(x any) {
-	t := x.(*manualTimer)
+	t := x.(*queuedTimer)
 	t.index = len(*h)
 	*h = append(*h, t)
 }

@@ -343,11 +343,17 @@ func (c *Conn) reconnect() {
 		return
 	}
 	c.sendEvent(sessionEvent(zk.StateConnecting, s.cfg.addr))
-	if c.partitioned {
+	if c.partitioned || !s.reachable(c) {
 		c.scheduleDial()
 		return
 	}
 	c.sendEvent(sessionEvent(zk.StateConnected, s.cfg.addr))
+	if m := s.memberOf(c); m.applied < c.lastZxid.Load() {
+		// A server refuses a client that has seen more than it has; the
+		// client tries another. Either way it ends up with a member that
+		// has caught up with what it saw.
+		s.catchUp(m, c.lastZxid.Load())
+	}
 	if _, alive := s.st.sessions[c.session]; alive && s.conns[c.session] == c {
 		s.disarmExpiry(c.session)
 		c.link = linkUp

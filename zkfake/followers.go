@@ -1,5 +1,12 @@
 package zkfake
 
+import (
+	"sort"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
 // A server made WithEnsemble models a ZooKeeper ensemble: a leader that
 // orders every write, and followers that apply the leader's transactions in
 // order, each serving the reads and watches of the sessions connected to
@@ -21,7 +28,9 @@ func WithEnsemble(n int) Option {
 }
 
 // WithMember connects the session to ensemble member i (taken modulo the
-// ensemble's size).
+// ensemble's size) and to it only, as a client given that one server's
+// address: when the member is stopped, the client waits for it. A session
+// connected without WithMember moves to another member instead.
 func WithMember(i int) ConnOption { return func(c *Conn) { c.member = i; c.memberSet = true } }
 
 // changeKind is what a replicated change does to a node.
@@ -49,6 +58,7 @@ type member struct {
 	applied int64    // the last zxid this member has applied
 	queue   []change // committed, not yet applied
 	lagging bool
+	down    bool // stopped: serves nobody and applies nothing until started
 }
 
 func (m *member) view() view { return view{m.tree, m.watches} }
@@ -103,7 +113,7 @@ func (s *Server) replicate() {
 	}
 	for _, m := range s.members[1:] {
 		m.queue = append(m.queue, s.st.changes...)
-		if !m.lagging {
+		if !m.lagging && !m.down {
 			s.catchUp(m, s.st.zxid)
 		}
 	}
@@ -136,7 +146,7 @@ func (s *Server) SetLagging(i int, lagging bool) {
 	m := s.members[i]
 	m.lagging = lagging
 	s.log.add(Record{Kind: RecordFault, Op: "lagging", Input: memberName(i), Result: boolWord(lagging)})
-	if !lagging {
+	if !lagging && !m.down {
 		s.catchUp(m, s.st.zxid)
 	}
 }
@@ -146,7 +156,7 @@ func (s *Server) SetLagging(i int, lagging bool) {
 func (s *Server) CatchUp(i int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if i > 0 && i < len(s.members) {
+	if i > 0 && i < len(s.members) && !s.members[i].down {
 		s.catchUp(s.members[i], s.st.zxid)
 	}
 }
@@ -168,4 +178,110 @@ func (s *Server) dropWatches(session int64) {
 	for _, m := range s.members {
 		m.watches.dropSession(session)
 	}
+}
+
+// quorum reports whether a majority of the members is up, without which
+// the ensemble serves no one.
+func (s *Server) quorum() bool {
+	up := 0
+	for _, m := range s.members {
+		if !m.down {
+			up++
+		}
+	}
+	return 2*up > len(s.members)
+}
+
+// reachable reports whether c can connect now, moving it to the next
+// member that is up if its own is stopped and it is not pinned to it.
+func (s *Server) reachable(c *Conn) bool {
+	if !s.quorum() {
+		return false
+	}
+	if !s.members[c.member].down {
+		return true
+	}
+	if c.memberSet {
+		return false
+	}
+	for k := 1; k < len(s.members); k++ {
+		if i := (c.member + k) % len(s.members); !s.members[i].down {
+			c.member = i
+			return true
+		}
+	}
+	return false
+}
+
+// StopMember stops ensemble member i, as a server that crashed or was shut
+// down: its clients lose their connection and reconnect to another member
+// (those connected WithMember wait for it), keeping their sessions. The
+// committed state lives on in the remaining members, so stopping member 0,
+// the leader, only moves its clients: the others elect a new leader. With
+// no majority left up, the ensemble serves no one — every client is
+// disconnected and retries each second — and expires no session until a
+// majority is back; then, as a new leader does, it gives every session that
+// has not reconnected a fresh timeout.
+func (s *Server) StopMember(i int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i < 0 || i >= len(s.members) || s.members[i].down {
+		return
+	}
+	hadQuorum := s.quorum()
+	s.members[i].down = true
+	s.log.add(Record{Kind: RecordFault, Op: "stopMember", Input: memberName(i)})
+	lost := hadQuorum && !s.quorum()
+	if lost {
+		for id := range s.expiry {
+			s.disarmExpiry(id)
+		}
+	}
+	for _, c := range s.connsInOrder() {
+		if c.link == linkUp && (lost || c.member == i) {
+			c.dropLink(zk.ErrConnectionClosed)
+			c.reconnect()
+		}
+	}
+}
+
+// StartMember starts a stopped ensemble member again. It catches up with
+// what it missed; if that restores a majority, waiting clients get through
+// at their next attempt.
+func (s *Server) StartMember(i int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i < 0 || i >= len(s.members) || !s.members[i].down {
+		return
+	}
+	hadQuorum := s.quorum()
+	m := s.members[i]
+	m.down = false
+	s.log.add(Record{Kind: RecordFault, Op: "startMember", Input: memberName(i)})
+	if i > 0 && !m.lagging {
+		s.catchUp(m, s.st.zxid)
+	}
+	if !hadQuorum && s.quorum() {
+		for id, sess := range s.st.sessions {
+			if c := s.conns[id]; c == nil || c.link != linkUp {
+				s.disarmExpiry(id)
+				s.armExpiry(id, time.Duration(sess.timeout)*time.Millisecond)
+			}
+		}
+	}
+}
+
+// connsInOrder returns the live sessions' Conns by session id, so that
+// faults touch them in an order that does not vary from run to run.
+func (s *Server) connsInOrder() []*Conn {
+	ids := make([]int64, 0, len(s.conns))
+	for id := range s.conns {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(a, b int) bool { return ids[a] < ids[b] })
+	out := make([]*Conn, len(ids))
+	for k, id := range ids {
+		out[k] = s.conns[id]
+	}
+	return out
 }

@@ -73,3 +73,56 @@ func TestLaggingFollowerShowsItsSessionsOwnWrites(t *testing.T) {
 		}
 	})
 }
+
+func TestStoppingAFollowerThenTheLeaderKeepsSessions(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := zkfake.NewServer(zkfake.WithEnsemble(3))
+		a, _, _ := srv.Connect(10 * time.Second) // member 0, the leader
+		b, bEvents, _ := srv.Connect(10 * time.Second)
+		if b.Member() != 1 {
+			t.Fatalf("second session on member %d, want 1", b.Member())
+		}
+		states(t, bEvents, zk.StateConnecting, zk.StateConnected, zk.StateHasSession)
+		eph := mustCreate(t, b, "/b", zk.FlagEphemeral)
+		id := b.SessionID()
+
+		srv.StopMember(1)
+		states(t, bEvents, zk.StateDisconnected, zk.StateConnecting, zk.StateConnected, zk.StateHasSession)
+		if b.Member() == 1 || b.SessionID() != id || !exists(t, a, eph) {
+			t.Fatalf("after its follower stopped: member %d, session %#x (was %#x)", b.Member(), b.SessionID(), id)
+		}
+		srv.StartMember(1)
+
+		srv.StopMember(0)
+		if a.Member() == 0 {
+			t.Fatal("the leader's client did not move")
+		}
+		mustCreate(t, a, "/after-leader", 0)
+		if !exists(t, b, "/after-leader") || !exists(t, b, eph) {
+			t.Fatal("writes or ephemerals lost when the leader stopped")
+		}
+	})
+}
+
+func TestNoQuorumServesNobodyAndExpiresNobody(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := zkfake.NewServer(zkfake.WithEnsemble(3))
+		a, _, _ := srv.Connect(10 * time.Second)
+		id := a.SessionID()
+		srv.StopMember(1)
+		srv.StopMember(2)
+		if _, err := a.Create("/x", nil, 0, open); err != zk.ErrNoServer {
+			t.Fatalf("create without a quorum: %v, want ErrNoServer", err)
+		}
+		time.Sleep(time.Minute) // far past the session timeout
+		if len(srv.Sessions()) != 1 {
+			t.Fatal("a session expired while there was no quorum to expire it")
+		}
+		srv.StartMember(2)
+		time.Sleep(time.Second + time.Millisecond) // the next reconnect round
+		if a.SessionID() != id || a.State() != zk.StateHasSession {
+			t.Fatalf("after the quorum came back: session %#x (was %#x), state %v", a.SessionID(), id, a.State())
+		}
+		mustCreate(t, a, "/y", 0)
+	})
+}

@@ -50,7 +50,7 @@ func runProgram(t *testing.T, program []byte) {
 		path := fuzzPaths[int(next())%len(fuzzPaths)]
 		data := []byte{next()}
 		version := int32(next()%4) - 1
-		switch op % 18 {
+		switch op % 20 {
 		case 0:
 			c.Create(path, data, int32(next()%8), acls[int(next())%len(acls)])
 		case 1:
@@ -93,6 +93,10 @@ func runProgram(t *testing.T, program []byte) {
 			srv.SetLagging(int(next())%3, next()%2 == 0)
 		case 17:
 			c.Sync(path)
+		case 18:
+			srv.StopMember(int(next()) % 3)
+		case 19:
+			srv.StartMember(int(next()) % 3)
 		}
 		srv.mu.Lock()
 		err := srv.st.checkInvariants()
@@ -101,8 +105,11 @@ func runProgram(t *testing.T, program []byte) {
 		}
 		srv.mu.Unlock()
 		if err != nil {
-			t.Fatalf("after step %d (op %d on %s): %v\n%s", steps, op%18, path, err, srv.Dump())
+			t.Fatalf("after step %d (op %d on %s): %v\n%s", steps, op%20, path, err, srv.Dump())
 		}
+	}
+	for i := 0; i < 3; i++ {
+		srv.StartMember(i)
 	}
 	for _, c := range conns {
 		c.Heal()

@@ -83,7 +83,7 @@ func NewServer(opts ...Option) *Server {
 		st:        newState(),
 		rng:       rand.New(rand.NewPCG(cfg.seed, cfg.seed^0x9e3779b97f4a7c15)),
 		conns:     map[int64]*Conn{},
-		clock:     realClock{},
+		clock:     &orderedClock{},
 		expiry:    map[int64]timer{},
 		delivered: map[int64]int{},
 	}
@@ -219,15 +219,24 @@ func (s *Server) endSession(id int64, why string) bool {
 // armExpiry starts the server's countdown for a session that stopped
 // talking. Called with s.mu held.
 func (s *Server) armExpiry(id int64, timeout time.Duration) {
-	if s.expiry[id] != nil || s.closed {
+	if s.expiry[id] != nil || s.closed || !s.quorum() {
+		// Without a quorum there is no leader to expire sessions; the next
+		// leader gives every silent session a fresh timeout.
 		return
 	}
-	s.expiry[id] = s.clock.AfterFunc(timeout, func() {
+	var t timer
+	t = s.clock.AfterFunc(timeout, func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
+		if s.expiry[id] != t {
+			// Disarmed (the client came back) after the timer fired but
+			// before this ran.
+			return
+		}
 		delete(s.expiry, id)
 		s.endSession(id, "expireSession")
 	})
+	s.expiry[id] = t
 }
 
 // disarmExpiry stops the countdown of a session whose client is back.
