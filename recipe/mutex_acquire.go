@@ -66,12 +66,11 @@ func (m *Mutex) create(ctx context.Context) (c created, err error) {
 	}
 	prefix := joinPath(m.dir, protectedPrefix+guid+"-"+m.cfg.nodeName)
 	lossy := false
-	session := m.conn.SessionID()
 	defer func() {
 		if err != nil && lossy {
 			// A create whose reply was lost may have applied, and the
 			// node could not be found before giving up.
-			m.adopt(orphan{guid: guid, session: session})
+			m.adopt(orphan{guid: guid})
 		}
 	}()
 	parentTries := 0
@@ -375,7 +374,7 @@ func (m *Mutex) cleanup(node string) error {
 	if err == nil || goneWithSession(err) {
 		return nil
 	}
-	m.adopt(orphan{node: node, session: m.conn.SessionID()})
+	m.adopt(orphan{node: node})
 	return fmt.Errorf("recipe: could not delete lock node %s (retried in the background): %w", node, err)
 }
 

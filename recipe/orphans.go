@@ -14,13 +14,17 @@ import (
 // its GUID. Left alone, an orphan sits in the lock's queue for as long as
 // its session lives, and every later contender waits behind it forever.
 // So, as Curator does with protected nodes, the handle deletes orphans in
-// the background until they are gone, their session is gone, or
-// orphanTimeout passes without the server being reached (by then a real
-// session has expired and taken its ephemeral nodes with it).
+// the background until they are gone or orphanTimeout passes without the
+// server being reached (by then a real session has expired and taken its
+// ephemeral nodes with it).
+//
+// An orphan is settled by what the server shows, never by comparing
+// session ids: go-zookeeper sends a request queued while it was
+// disconnected on the session it has when it reconnects, so a create begun
+// under one session can make a node owned by the next.
 type orphan struct {
-	node    string // full path, if known
-	guid    string // the GUID the node's name carries, if the path is not known
-	session int64  // the session that may own it
+	node string // full path, if known
+	guid string // the GUID the node's name carries, if the path is not known
 }
 
 // orphanTimeout bounds the background deletion of orphans.
@@ -77,9 +81,6 @@ func (m *Mutex) retryOrphans() int {
 // settleOrphan deletes an orphan, or finds it needs no deleting, and
 // reports whether it is settled.
 func (m *Mutex) settleOrphan(o orphan) bool {
-	if m.conn.SessionID() != o.session {
-		return true // its session is gone, and the node with it
-	}
 	node := o.node
 	if node == "" {
 		children, _, err := m.conn.Children(m.dir)
@@ -96,8 +97,8 @@ func (m *Mutex) settleOrphan(o orphan) bool {
 			}
 		}
 		if node == "" {
-			// The listing came after the failed create in the session's
-			// order: the create never applied.
+			// The listing was sent after the failed create, and a session's
+			// requests apply in order: the create never applied.
 			return true
 		}
 	}
