@@ -39,8 +39,9 @@ type Conn struct {
 	link        linkState
 	partitioned bool
 	paused      bool
-	member      int // the ensemble member the session is connected to
-	memberSet   bool
+	member      int  // the ensemble member the session is connected to
+	memberSet   bool // pinned to member by WithMember
+	startSet    bool // started on member, free to move
 	events      chan zk.Event
 	eventsShut  bool
 	watchers    map[watchKey][]chan zk.Event
@@ -49,6 +50,7 @@ type Conn struct {
 	notice      timer         // when a partitioned client notices
 	dial        timer         // the next reconnect attempt
 	creds       []credential
+	held        []heldEvent // watch events sent while the link was cut
 }
 
 var _ recipe.Conn = (*Conn)(nil)
@@ -90,6 +92,22 @@ const (
 type watchKey struct {
 	path string
 	kind watchType
+}
+
+// heldEvent is a watch event in a cut connection, delivered if it heals.
+type heldEvent struct {
+	event zk.Event
+	zxid  int64
+}
+
+// release delivers the events held while the link was cut, now that it is
+// up again. Called with srv.mu held.
+func (c *Conn) release() {
+	held := c.held
+	c.held = nil
+	for _, h := range held {
+		c.srv.handOver(c, h.event, h.zxid)
+	}
 }
 
 type credential struct {
@@ -327,6 +345,7 @@ func (c *Conn) dropLink(err error) {
 		s.armExpiry(c.session, c.timeout)
 	}
 	c.link = linkDown
+	c.held = nil // lost with the connection; setWatches makes up for them
 	c.round = make(chan struct{})
 	c.sendEvent(sessionEvent(zk.StateDisconnected, s.cfg.addr))
 	c.wake()
@@ -451,6 +470,10 @@ func (c *Conn) crash() {
 	}
 	c.stopTimers()
 	c.link = linkCrashed
+	c.held = nil
+	// A crashed process's client reports no session to whatever of it
+	// still looks, so that its goroutines stop.
+	c.sendEvent(sessionEvent(zk.StateDisconnected, s.cfg.addr))
 	c.invalidateWatches(zk.ErrConnectionClosed)
 	c.closeEvents()
 	c.wake()

@@ -70,6 +70,7 @@ func (c *Conn) Heal() {
 	}
 	s.disarmExpiry(c.session)
 	c.link = linkUp
+	c.release()
 	c.wake()
 }
 
@@ -224,5 +225,6 @@ func (c *Conn) Resume() {
 	}
 	s.disarmExpiry(c.session)
 	c.link = linkUp
+	c.release()
 	c.wake()
 }

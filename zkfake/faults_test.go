@@ -359,3 +359,45 @@ func TestContainerAndTTLReapedInVirtualTime(t *testing.T) {
 		}
 	})
 }
+
+func TestEventsSentDuringAnUnnoticedPartitionArriveOnHeal(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := zkfake.NewServer()
+		a, _ := connect(t, srv, 30*time.Second)
+		b, _ := connect(t, srv, 30*time.Second)
+		mustCreate(t, b, "/x", 0)
+		_, _, watch, err := a.GetW("/x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.Partition()
+		if err := b.Delete("/x", -1); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case ev := <-watch:
+			t.Fatalf("event %v crossed a partition", ev.Type)
+		default:
+		}
+		a.Heal()
+		select {
+		case ev := <-watch:
+			if ev.Type != zk.EventNodeDeleted {
+				t.Fatalf("after heal: %v, want NodeDeleted", ev.Type)
+			}
+		default:
+			t.Fatal("the event sent during the partition was lost on heal")
+		}
+	})
+}
+
+func TestCrashedClientReportsNoSession(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := zkfake.NewServer()
+		c, _ := connect(t, srv, 10*time.Second)
+		c.Crash()
+		if c.State() != zk.StateDisconnected {
+			t.Fatalf("state after crash: %v", c.State())
+		}
+	})
+}

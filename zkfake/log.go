@@ -93,8 +93,14 @@ func (l *eventLog) add(r Record) {
 	if !l.enabled {
 		return
 	}
-	if l.n%logChunk == 0 {
-		l.chunks = append(l.chunks, make([]Record, 0, logChunk))
+	if len(l.chunks) == 0 || len(l.chunks[len(l.chunks)-1]) == cap(l.chunks[len(l.chunks)-1]) {
+		// Chunks grow from small to logChunk, so that a short-lived
+		// server does not pay for a large one.
+		size := logChunk
+		if l.n < logChunk {
+			size = max(64, l.n)
+		}
+		l.chunks = append(l.chunks, make([]Record, 0, size))
 	}
 	l.n++
 	r.Seq = l.n

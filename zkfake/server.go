@@ -118,7 +118,7 @@ func (s *Server) Connect(sessionTimeout time.Duration, opts ...ConnOption) (*Con
 	if s.closed {
 		return nil, nil, zk.ErrNoServer
 	}
-	if !c.memberSet {
+	if !c.memberSet && !c.startSet {
 		c.member = s.nextMember
 		s.nextMember++
 	}
@@ -178,7 +178,7 @@ func (s *Server) now() int64 { return s.clock.Now().UnixMilli() }
 func (s *Server) deliver(ns []notification, zxid int64) {
 	for _, n := range ns {
 		c := s.conns[n.session]
-		if c == nil || c.link != linkUp {
+		if c == nil || (c.link != linkUp && c.link != linkCut) {
 			continue
 		}
 		if n.acl != nil && checkACL(n.acl, zk.PermRead, s.st.ids(s.st.sessions[n.session])) != nil {
@@ -186,10 +186,22 @@ func (s *Server) deliver(ns []notification, zxid int64) {
 			// node is not told (ZOOKEEPER-4799).
 			continue
 		}
-		s.delivered[n.session]++
-		s.log.add(Record{Kind: RecordWatch, Session: n.session, Zxid: zxid, Op: n.event.Type.String(), Path: n.event.Path})
-		c.receive(n.event)
+		if c.link == linkCut {
+			// Sent into a connection that is cut but not yet known to be
+			// gone: it arrives if the link heals first.
+			c.held = append(c.held, heldEvent{n.event, zxid})
+			continue
+		}
+		s.handOver(c, n.event, zxid)
 	}
+}
+
+// handOver gives a watch event to a connected client, counting and logging
+// it. Called with s.mu held.
+func (s *Server) handOver(c *Conn, ev zk.Event, zxid int64) {
+	s.delivered[c.session]++
+	s.log.add(Record{Kind: RecordWatch, Session: c.session, Zxid: zxid, Op: ev.Type.String(), Path: ev.Path})
+	c.receive(ev)
 }
 
 // endSession closes or expires a session: one transaction that deletes its

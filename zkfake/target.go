@@ -11,9 +11,13 @@ import (
 )
 
 // NewTarget returns a zktest.Target that runs each scenario inside its own
-// testing/synctest bubble, on a new Server made with opts. Time in a
-// scenario is virtual: a session timeout passes at once.
-func NewTarget(opts ...Option) zktest.Target { return fakeTarget{opts} }
+// testing/synctest bubble, on a new Server made with opts — by default a
+// modelled ensemble of three members, so that scenarios can stop and start
+// members (zktest.Members). Time in a scenario is virtual: a session
+// timeout passes at once.
+func NewTarget(opts ...Option) zktest.Target {
+	return fakeTarget{append([]Option{WithEnsemble(3)}, opts...)}
+}
 
 type fakeTarget struct{ opts []Option }
 
@@ -54,7 +58,8 @@ func ServerOf(env zktest.Env) (srv *Server, ok bool) {
 
 func (e *fakeEnv) Connect(t testing.TB, timeout time.Duration) (recipe.Conn, <-chan zk.Event) {
 	t.Helper()
-	c, events, err := e.srv.Connect(timeout)
+	// Sessions start on member 0, the home member, and move when it stops.
+	c, events, err := e.srv.Connect(timeout, startOn(0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,3 +87,27 @@ func (e *fakeEnv) Expire(t testing.TB, conn recipe.Conn) {
 
 func (e *fakeEnv) Partition(t testing.TB, conn recipe.Conn) { conn.(*Conn).Partition() }
 func (e *fakeEnv) Heal(t testing.TB, conn recipe.Conn)      { conn.(*Conn).Heal() }
+
+// startOn starts a session on member i without pinning it there.
+func startOn(i int) ConnOption { return func(c *Conn) { c.member, c.startSet = i, true } }
+
+func (e *fakeEnv) Members() int { return len(e.srv.members) }
+func (e *fakeEnv) Home() int    { return 0 }
+
+// Leader is member 0 while it is up; the fake's committed state does not
+// depend on which member leads, so any other member that is up stands for
+// the leader the remaining ones elected.
+func (e *fakeEnv) Leader(t testing.TB) int {
+	e.srv.mu.Lock()
+	defer e.srv.mu.Unlock()
+	for i, m := range e.srv.members {
+		if !m.down {
+			return i
+		}
+	}
+	t.Fatal("no member is up")
+	return -1
+}
+
+func (e *fakeEnv) StopMember(t testing.TB, member int)  { e.srv.StopMember(member) }
+func (e *fakeEnv) StartMember(t testing.TB, member int) { e.srv.StartMember(member) }

@@ -63,6 +63,9 @@ type target struct {
 	tickOnce sync.Once
 	tick     time.Duration
 	tickErr  error
+
+	scriptOnce sync.Once
+	scripted   bool // .ci/ensemble runs these servers
 }
 
 func (tg *target) runPath() string { return RootPath + "/" + tg.run }

@@ -41,6 +41,7 @@
 //   - errors/not-empty: deleting a node with children fails with NotEmpty; version is checked first
 //   - errors/oversize-request: a request over jute.maxbuffer drops the connection; the session survives
 //   - errors/special-nodes: /, /zookeeper and its children cannot be deleted; other writes there are allowed
+//   - members/stop-follower-then-leader: stopping a follower, then the leader: the ensemble goes on with 2 of 3, clients move with their sessions and ephemerals
 //   - multi/empty: an empty multi succeeds with no results and still takes a zxid
 //   - multi/failure: op k failing: its error returned, earlier ops nil, later ops "unknown error: -2", nothing applied
 //   - multi/first-op-fails: a multi failing at its first op

@@ -24,6 +24,7 @@ func Scenarios() []Scenario {
 		treeScenarios,
 		statScenarios,
 		sequenceScenarios,
+		memberScenarios,
 		errorScenarios,
 		multiScenarios,
 		aclScenarios,

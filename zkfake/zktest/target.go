@@ -53,3 +53,19 @@ type Partitioner interface {
 type Ticker interface {
 	TickTime() time.Duration
 }
+
+// Members is implemented by environments that run an ensemble whose
+// members can be stopped and started, numbered from 0.
+type Members interface {
+	// Members returns how many members the ensemble has.
+	Members() int
+	// Home returns the member Connect's sessions start on; they move to
+	// another member when it stops.
+	Home() int
+	// Leader returns the member that leads now.
+	Leader(t testing.TB) int
+	// StopMember stops a member as a crash would.
+	StopMember(t testing.TB, member int)
+	// StartMember starts a stopped member and returns once it serves.
+	StartMember(t testing.TB, member int)
+}

@@ -1,0 +1,112 @@
+package ensemble
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// The members of an ensemble that .ci/ensemble started can be stopped and
+// started through that script, for the scenarios that stop a follower and
+// then the leader (zktest.Members). On any other ensemble those scenarios
+// skip.
+
+// ensembleScript finds .ci/ensemble in the module this test runs in.
+func ensembleScript() (string, bool) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", false
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			script := filepath.Join(dir, ".ci", "ensemble")
+			_, err := os.Stat(script)
+			return script, err == nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", false
+		}
+		dir = parent
+	}
+}
+
+// script runs .ci/ensemble with args and returns its output.
+func script(args ...string) (string, error) {
+	path, ok := ensembleScript()
+	if !ok {
+		return "", fmt.Errorf("no .ci/ensemble above %s", mustWd())
+	}
+	out, err := exec.Command("bash", append([]string{path}, args...)...).Output()
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			return "", fmt.Errorf(".ci/ensemble %s: %v: %s", strings.Join(args, " "), err, ee.Stderr)
+		}
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+func mustWd() string {
+	wd, _ := os.Getwd()
+	return wd
+}
+
+// scriptManages reports whether .ci/ensemble runs exactly the servers the
+// Env uses, in the same order, so that its member numbers are ours plus 1.
+func (e *Env) scriptManages() bool {
+	e.target.scriptOnce.Do(func() {
+		out, err := script("servers")
+		e.target.scripted = err == nil && slices.Equal(strings.Split(out, ","), e.target.servers)
+	})
+	return e.target.scripted
+}
+
+// needScript skips the test unless .ci/ensemble runs this Env's ensemble.
+func (e *Env) needScript(t testing.TB) {
+	t.Helper()
+	if !e.scriptManages() {
+		t.Skip("the ensemble was not started by .ci/ensemble, so its members cannot be stopped")
+	}
+}
+
+// Leader returns the member that leads now, numbered as in ConnectTo.
+func (e *Env) Leader(t testing.TB) int {
+	t.Helper()
+	e.needScript(t)
+	out, err := script("leader")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := strconv.Atoi(out)
+	if err != nil || n < 1 || n > len(e.target.servers) {
+		t.Fatalf(".ci/ensemble leader printed %q", out)
+	}
+	return n - 1
+}
+
+// StopMember stops a member's server process, as a crash would. The test
+// starts it again at cleanup if the scenario did not.
+func (e *Env) StopMember(t testing.TB, member int) {
+	t.Helper()
+	e.needScript(t)
+	if _, err := script("stop-member", strconv.Itoa(member+1)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { script("start-member", strconv.Itoa(member+1)) })
+}
+
+// StartMember starts a stopped member and returns once it serves in the
+// quorum again.
+func (e *Env) StartMember(t testing.TB, member int) {
+	t.Helper()
+	e.needScript(t)
+	if _, err := script("start-member", strconv.Itoa(member+1)); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,96 @@
+package zktest
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+var memberScenarios = []Scenario{
+	{"members/stop-follower-then-leader", "stopping a follower, then the leader: the ensemble goes on with 2 of 3, clients move with their sessions and ephemerals", membersStopFollowerThenLeader},
+}
+
+// electionWait bounds how long a scenario waits for the ensemble to serve
+// again after a member stops: a new leader is elected within a few ticks.
+const electionWait = 30 * time.Second
+
+func membersStopFollowerThenLeader(t *testing.T, env Env) {
+	m, ok := env.(Members)
+	if !ok || m.Members() < 3 {
+		t.Skip("the environment cannot stop ensemble members")
+	}
+	base := env.Base()
+	conn, events := env.Connect(t, 4*time.Second)
+	other, _ := env.Connect(t, 4*time.Second)
+	id := conn.SessionID()
+	eph := create(t, conn, base+"/eph", nil, zk.FlagEphemeral)
+
+	for round, what := range []string{"a follower", "the leader"} {
+		member := pickFollower(t, m)
+		if round == 1 {
+			member = m.Leader(t)
+		}
+		m.StopMember(t, member)
+		// The ensemble goes on with two members: writes succeed again once
+		// every client that lost its member has moved (and, after the
+		// leader, once a new one is elected).
+		path := fmt.Sprintf("%s/after-%d", base, round)
+		eventually(t, "a write after stopping "+what, func() error {
+			_, err := conn.Create(path, nil, zk.FlagPersistent, zk.WorldACL(zk.PermAll))
+			if err == zk.ErrNodeExists {
+				return nil
+			}
+			return err
+		})
+		eventually(t, "the other session reading it", func() error {
+			if _, err := other.Sync(path); err != nil {
+				return err
+			}
+			ok, _, err := other.Exists(path)
+			if err == nil && !ok {
+				return fmt.Errorf("%s not there", path)
+			}
+			return err
+		})
+		wantEqual(t, "session id after stopping "+what, conn.SessionID(), id)
+		ok, st, err := other.Exists(eph)
+		wantErr(t, "Exists of the ephemeral after stopping "+what, err, nil)
+		if !ok || st.EphemeralOwner != id {
+			t.Fatalf("after stopping %s the ephemeral is %v with owner %#x, want kept by %#x", what, ok, st.EphemeralOwner, id)
+		}
+		m.StartMember(t, member)
+	}
+	for len(events) > 0 {
+		if ev := <-events; ev.State == zk.StateExpired {
+			t.Fatalf("the session expired while members stopped: %+v", ev)
+		}
+	}
+}
+
+// pickFollower returns a member that does not lead, preferring the one
+// Connect's sessions start on, so that stopping it moves them.
+func pickFollower(t testing.TB, m Members) int {
+	leader := m.Leader(t)
+	if m.Home() != leader {
+		return m.Home()
+	}
+	return (leader + 1) % m.Members()
+}
+
+// eventually retries f until it succeeds or electionWait passes.
+func eventually(t testing.TB, what string, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(electionWait)
+	for {
+		err := f()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: still failing after %v: %v", what, electionWait, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
