@@ -8,25 +8,44 @@ import (
 	"time"
 
 	"github.com/zksim/zksim/fuzz"
+	"github.com/zksim/zksim/zkfake/ensemble"
 )
 
-// fuzzSeed fixes the campaign, so that every run times the same cases.
+// fuzzWorkload is the table's name for the timed fuzz campaign.
+const fuzzWorkload = "FuzzCase"
+
+// fuzzSeed fixes the campaign, so that every run times the same cases (on
+// the fake; a real ensemble's cases depend on real timing too).
 const fuzzSeed = 1
 
 // fuzzShrinkTime bounds shrinking if the campaign finds something: the
 // command times cases, it does not hunt bugs (zkfuzz does).
 const fuzzShrinkTime = 5 * time.Second
 
+// The size of the timed cases, set explicitly (they are also the
+// harness's defaults) so that the table can say what it timed.
+const (
+	fuzzClients = 5
+	fuzzSteps   = 80
+)
+
 // timeFuzz runs a campaign of cases cases of the fuzz harness against
-// recipe.Mutex and times it.
-// fuzz.Run needs a program of its own (it runs the testing package inside
-// this process), which is why the command times it rather than a benchmark.
-// A finding is returned as a note: it does not stop the table, but it is
-// news.
-func timeFuzz(ctx context.Context, cases int, progress io.Writer) (*fuzzResult, string, error) {
+// recipe.Mutex and times it: on the fake when servers is empty, otherwise
+// on the ensemble at servers (the harness's real-ensemble mode, which
+// fuzz.Run chooses by ZK_SERVERS; it is set, or unset, for the campaign's
+// length). fuzz.Run needs a program of its own (it runs the testing package
+// inside this process), which is why the command times it rather than a
+// benchmark. It returns the campaign's cell of the table, the command that
+// describes it, and a note if the campaign found a violation: that does not
+// stop the table, but it is news.
+func timeFuzz(ctx context.Context, cases int, servers string, progress io.Writer) (s *side, command, note string, err error) {
+	target := "the fake"
+	if servers != "" {
+		target = "the ensemble"
+	}
 	htmlDir, err := os.MkdirTemp("", "zkbench-fuzz-")
 	if err != nil {
-		return nil, "", err
+		return nil, "", "", err
 	}
 	cfg := fuzz.Config{
 		Name:       "zkbench",
@@ -39,28 +58,61 @@ func timeFuzz(ctx context.Context, cases int, progress io.Writer) (*fuzzResult, 
 		ShrinkTime: fuzzShrinkTime,
 		Output:     io.Discard,
 	}
-	fmt.Fprintf(progress, "zkbench: timing %d fuzz cases of recipe.Mutex (seed %d)\n", cases, fuzzSeed)
-	rep, err := fuzz.Run(ctx, fuzz.RecipeMutex, cfg)
+	command = fmt.Sprintf("fuzz.Run(ctx, fuzz.RecipeMutex, fuzz.Config{Cases: %d, Seed: %d, Clients: %d, Steps: %d})", cases, fuzzSeed, fuzzClients, fuzzSteps)
+	if servers != "" {
+		command = ensemble.ServersEnv + "=" + servers + " " + command
+	}
+	fmt.Fprintf(progress, "zkbench: timing %d fuzz cases of recipe.Mutex on %s\n", cases, target)
+
+	var rep fuzz.Report
+	err = withServers(servers, func() (err error) {
+		rep, err = fuzz.Run(ctx, fuzz.RecipeMutex, cfg)
+		return err
+	})
+	if err != nil || len(rep.Findings) == 0 {
+		os.RemoveAll(htmlDir)
+	}
 	if err != nil {
-		os.RemoveAll(htmlDir)
-		return nil, "", err
+		return nil, command, "", err
 	}
-	res := &fuzzResult{cases: rep.Runs, steps: rep.Steps, elapsed: rep.Elapsed, clients: fuzzClients, maxSteps: fuzzSteps}
-	if len(rep.Findings) == 0 {
-		os.RemoveAll(htmlDir)
-		return res, "", nil
+	if rep.Runs == 0 || rep.Elapsed <= 0 {
+		return nil, command, "", fmt.Errorf("the campaign on %s ran no cases", target)
 	}
-	f := rep.Findings[0]
-	note := fmt.Sprintf("The fuzz campaign (seed %d) found a violation in case %d, so its rate includes shrinking: %s.", fuzzSeed, rep.Cases, f.Summary)
-	if f.HTML != "" {
-		note += " History: " + f.HTML + "."
+	runs := float64(rep.Runs)
+	s = &side{runs: 1, values: map[string]float64{
+		"ns/op":      float64(rep.Elapsed.Nanoseconds()) / runs,
+		"cases/s":    runs / rep.Elapsed.Seconds(),
+		"steps/case": float64(rep.Steps) / runs,
+	}}
+	if len(rep.Findings) > 0 {
+		f := rep.Findings[0]
+		note = fmt.Sprintf("The fuzz campaign on %s found a violation in case %d, so its rate includes what came after (shrinking, on the fake): %s.", target, rep.Cases, f.Summary)
+		if f.HTML != "" {
+			note += " History: " + f.HTML + "."
+		}
 	}
-	return res, note, nil
+	return s, command, note, nil
 }
 
-// The size of the timed cases, set explicitly (they are also the
-// harness's defaults) so that the table can say what it timed.
-const (
-	fuzzClients = 5
-	fuzzSteps   = 80
-)
+// withServers runs f with ZK_SERVERS set to servers, or unset if servers is
+// empty, and puts the variable back afterwards.
+func withServers(servers string, f func() error) error {
+	old, had := os.LookupEnv(ensemble.ServersEnv)
+	var err error
+	if servers == "" {
+		err = os.Unsetenv(ensemble.ServersEnv)
+	} else {
+		err = os.Setenv(ensemble.ServersEnv, servers)
+	}
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if had {
+			os.Setenv(ensemble.ServersEnv, old)
+		} else {
+			os.Unsetenv(ensemble.ServersEnv)
+		}
+	}()
+	return f()
+}

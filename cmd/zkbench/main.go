@@ -6,9 +6,10 @@
 // when ZK_SERVERS names an ensemble, the real side ("<bench>/real") with a
 // fixed, small iteration count, so that the whole run stays within minutes
 // (a thousand lock waiters on a real ensemble are slow to set up and to
-// serve). Between the two it times a fuzz campaign of recipe.Mutex, which
-// needs a program of its own (fuzz.Run). With -count above 1 every cell is
-// the median of the runs.
+// serve). After each side it times a fuzz campaign of recipe.Mutex on that
+// side, which needs a program of its own (fuzz.Run); a real case takes
+// seconds, so the real campaign is a few cases. With -count above 1 every
+// benchmark's cell is the median of the runs.
 //
 // The table gives, per workload, the fake's and the ensemble's time per
 // operation, their ratio, the fake's allocations per operation, and the
@@ -29,7 +30,8 @@
 //	-benchtime d          the fake side's -benchtime (default 1s)
 //	-real-benchtime Nx    the real side's -benchtime (default 200x)
 //	-count n              runs of every benchmark; cells are medians (default 3)
-//	-fuzz-cases n         fuzz cases to time; 0 leaves the row out (default 200)
+//	-fuzz-cases n         fuzz cases to time on the fake; 0 leaves them out (default 200)
+//	-real-fuzz-cases n    fuzz cases to time on the ensemble; 0 leaves them out (default 3)
 //	-pkg path             the benchmarks' package (default ./zkfake/zkbench/)
 //	-go path              the go command (default "go")
 //	-q                    do not echo go test's output
@@ -59,6 +61,7 @@ type options struct {
 	realBenchtime string
 	count         int
 	fuzzCases     int
+	realFuzzCases int
 	pkg           string
 	goCmd         string
 	quiet         bool
@@ -71,7 +74,8 @@ func main() {
 	flag.StringVar(&o.benchtime, "benchtime", "1s", "-benchtime of the fake side")
 	flag.StringVar(&o.realBenchtime, "real-benchtime", "200x", "-benchtime of the real side (an iteration count bounds the run)")
 	flag.IntVar(&o.count, "count", 3, "runs of every benchmark; the table shows medians")
-	flag.IntVar(&o.fuzzCases, "fuzz-cases", 200, "fuzz cases to time (0 leaves the row out)")
+	flag.IntVar(&o.fuzzCases, "fuzz-cases", 200, "fuzz cases to time on the fake (0 leaves them out)")
+	flag.IntVar(&o.realFuzzCases, "real-fuzz-cases", 3, "fuzz cases to time on the ensemble (0 leaves them out)")
 	flag.StringVar(&o.pkg, "pkg", "./zkfake/zkbench/", "the benchmarks' package")
 	flag.StringVar(&o.goCmd, "go", "go", "the go command")
 	flag.BoolVar(&o.quiet, "q", false, "do not echo go test's output to stderr")
@@ -118,7 +122,7 @@ func run(ctx context.Context, o options, args []string, servers string, stdout, 
 
 	status := 0
 	var results []result
-	side := func(target, benchtime, servers string) {
+	runSide := func(target, benchtime, servers string) {
 		args := o.testArgs(target, benchtime)
 		command := o.goCmd + " " + shellJoin(args)
 		env := os.Environ()
@@ -135,29 +139,39 @@ func run(ctx context.Context, o options, args []string, servers string, stdout, 
 		}
 	}
 
-	side("fake", o.benchtime, "")
-	if o.fuzzCases > 0 && ctx.Err() == nil {
-		f, note, err := timeFuzz(ctx, o.fuzzCases, stderr)
-		switch {
-		case err != nil:
+	fuzzRow := row{workload: fuzzWorkload}
+	campaign := func(cases int, servers string) *side {
+		if cases == 0 || ctx.Err() != nil {
+			return nil
+		}
+		s, command, note, err := timeFuzz(ctx, cases, servers, stderr)
+		if command != "" {
+			rep.commands = append(rep.commands, command)
+		}
+		if err != nil {
 			rep.notes = append(rep.notes, fmt.Sprintf("The fuzz campaign failed: %v", err))
 			status = 1
-		default:
-			rep.fuzz = f
-			rep.commands = append(rep.commands, fmt.Sprintf("fuzz.Run(ctx, fuzz.RecipeMutex, fuzz.Config{Cases: %d, Seed: %d, Clients: %d, Steps: %d})", o.fuzzCases, fuzzSeed, fuzzClients, fuzzSteps))
-			if note != "" {
-				rep.notes = append(rep.notes, note)
-			}
 		}
+		if note != "" {
+			rep.notes = append(rep.notes, note)
+		}
+		return s
 	}
+
+	runSide("fake", o.benchtime, "")
+	fuzzRow.fake = campaign(o.fuzzCases, "")
 	if servers != "" && ctx.Err() == nil {
-		side("real", o.realBenchtime, servers)
+		runSide("real", o.realBenchtime, servers)
+		fuzzRow.real = campaign(o.realFuzzCases, servers)
 	}
 	if ctx.Err() != nil {
 		rep.notes = append(rep.notes, "Interrupted: the table is incomplete.")
 		status = 1
 	}
 	rep.rows = collect(results)
+	if fuzzRow.fake != nil || fuzzRow.real != nil {
+		rep.rows = append(rep.rows, fuzzRow)
+	}
 	writeMarkdown(stdout, rep)
 	return status
 }
@@ -173,8 +187,8 @@ func (o options) check() error {
 	if o.count < 1 {
 		return fmt.Errorf("-count %d: want at least 1", o.count)
 	}
-	if o.fuzzCases < 0 {
-		return fmt.Errorf("-fuzz-cases %d: want 0 or more", o.fuzzCases)
+	if o.fuzzCases < 0 || o.realFuzzCases < 0 {
+		return fmt.Errorf("-fuzz-cases %d, -real-fuzz-cases %d: want 0 or more", o.fuzzCases, o.realFuzzCases)
 	}
 	return nil
 }

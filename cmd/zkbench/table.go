@@ -17,17 +17,7 @@ type report struct {
 	ensemble string   // what the real column ran on, or why it is empty
 	commands []string // the commands that produced the numbers
 	rows     []row
-	fuzz     *fuzzResult
 	notes    []string // anything that went wrong or needs saying
-}
-
-// fuzzResult is the timing of a fuzz campaign.
-type fuzzResult struct {
-	cases    int // runs, shrinking included
-	steps    int
-	elapsed  time.Duration
-	clients  int
-	maxSteps int
 }
 
 // standardUnits are shown in their own columns, not among the metrics.
@@ -42,12 +32,6 @@ func writeMarkdown(w io.Writer, rep report) {
 	for _, r := range rep.rows {
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n",
 			label(r.workload), nsCell(r.fake), nsCell(r.real), ratioCell(r), allocCell(r.fake), metricsCell(r))
-	}
-	if f := rep.fuzz; f != nil {
-		perCase := float64(f.elapsed.Nanoseconds()) / float64(max(f.cases, 1))
-		fmt.Fprintf(w, "| fuzz case (recipe.Mutex, up to %d clients and %d steps) | %s | — | — |  | %s cases/s, %s steps/case |\n",
-			f.clients, f.maxSteps, formatNs(perCase),
-			formatNumber(float64(f.cases)/f.elapsed.Seconds()), formatNumber(float64(f.steps)/float64(max(f.cases, 1))))
 	}
 	fmt.Fprintln(w)
 	if targets := checkTargets(rep.rows); len(targets) > 0 {
@@ -104,6 +88,8 @@ func label(workload string) string {
 		return "lock handoff, " + value + " waiter" + plural(value)
 	case name == "ZnodeMemory" && value != "":
 		return "memory, " + value + " znodes"
+	case name == fuzzWorkload && param == "":
+		return fmt.Sprintf("fuzz case (recipe.Mutex, up to %d clients and %d steps)", fuzzClients, fuzzSteps)
 	}
 	return workload
 }
