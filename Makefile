@@ -54,12 +54,12 @@ fuzz:
 
 # `make bench` benchmarks the fake and, when ZK_SERVERS names an ensemble
 # (ZK_SERVERS=$(.ci/ensemble up) make bench), the same workloads on it, and
-# prints one Markdown table of the two side by side (cmd/zkbench; go test's
-# own output goes to stderr). BENCHFLAGS passes flags to it, e.g.
+# prints one Markdown table of the two side by side on stdout (cmd/zkbench;
+# go test's own output goes to stderr). BENCHFLAGS passes flags to it, e.g.
 # BENCHFLAGS='-count 1 -bench Lock'.
 .PHONY: bench
 bench:
-	$(GO) run ./cmd/zkbench -go $(GO) $(BENCHFLAGS)
+	@$(GO) run ./cmd/zkbench -go $(GO) $(BENCHFLAGS)
 
 # Records a real ensemble's answers to the differential corpus (testdata/diff,
 # replayed on the fake by zkfake/difftest on every `make test`). Uses an
