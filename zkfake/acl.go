@@ -79,6 +79,11 @@ func fixupACL(acl []zk.ACL, ids []authID) ([]zk.ACL, error) {
 	if len(acl) == 0 {
 		return nil, zk.ErrInvalidACL
 	}
+	// Nearly every node has a single world:anyone entry: share one
+	// immutable slice per permission set instead of a copy per node.
+	if len(acl) == 1 && acl[0].Scheme == "world" && acl[0].ID == "anyone" && acl[0].Perms >= 0 && int(acl[0].Perms) < len(worldACLs) {
+		return worldACLs[acl[0].Perms], nil
+	}
 	var out []zk.ACL
 	seen := map[zk.ACL]bool{}
 	add := func(a zk.ACL) {
@@ -143,3 +148,13 @@ func validIPPattern(id string) bool {
 	}
 	return err == nil && n >= 0 && n <= max
 }
+
+// worldACLs holds, for every permission set, the one-entry world:anyone ACL
+// that nodes share. Nothing modifies a node's ACL slice in place: setACL
+// replaces it and getACL copies it.
+var worldACLs = func() (acls [zk.PermAll + 1][]zk.ACL) {
+	for perms := range acls {
+		acls[perms] = []zk.ACL{{Perms: int32(perms), Scheme: "world", ID: "anyone"}}
+	}
+	return acls
+}()

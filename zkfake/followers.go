@@ -69,7 +69,7 @@ func (m *member) apply(ch change) []notification {
 	switch ch.kind {
 	case changeAdd:
 		n := *ch.node
-		n.children = map[string]struct{}{}
+		n.children = nil
 		m.tree.add(ch.path, &n, ch.zxid)
 		return m.watches.created(ch.path, n.acl, m.tree.get(parentOf(ch.path)).acl)
 	case changeRemove:

@@ -22,13 +22,21 @@ func checkClientPath(path string, sequential bool) error {
 		return zk.ErrInvalidPath
 	}
 	for i := 1; i < len(path); {
+		if b := path[i]; b < utf8.RuneSelf {
+			switch {
+			case b == '/' && path[i-1] == '/':
+				return zk.ErrInvalidPath
+			case b == '.' && isRelativeSegment(path, i):
+				return zk.ErrInvalidPath
+			case b <= 0x1f, b == 0x7f:
+				return zk.ErrInvalidPath
+			}
+			i++
+			continue
+		}
 		r, width := utf8.DecodeRuneInString(path[i:])
 		switch {
-		case r == '/' && path[i-1] == '/':
-			return zk.ErrInvalidPath
-		case r == '.' && isRelativeSegment(path, i):
-			return zk.ErrInvalidPath
-		case r <= 0x1f, r >= 0x7f && r <= 0x9f, r >= 0xf000 && r <= 0xf8ff, r >= 0xfff0 && r < 0xffff:
+		case r >= 0x7f && r <= 0x9f, r >= 0xf000 && r <= 0xf8ff, r >= 0xfff0 && r < 0xffff:
 			return zk.ErrInvalidPath
 		}
 		i += width
@@ -77,9 +85,14 @@ func joinPath(parent, child string) string {
 // outside the Basic Multilingual Plane arrives as surrogates, which it
 // refuses.
 func serverPathOK(path string) bool {
-	for _, r := range path {
-		if r > 0xffff {
-			return false
+	for i := 0; i < len(path); i++ {
+		if path[i] >= utf8.RuneSelf {
+			for _, r := range path[i:] {
+				if r > 0xffff {
+					return false
+				}
+			}
+			break
 		}
 	}
 	return checkClientPath(path, false) == nil

@@ -22,7 +22,7 @@ type state struct {
 	// staged collects the notifications and undo steps of the write in
 	// progress, so a multi can be applied op by op and rolled back whole.
 	staged []trigger
-	undo   []func()
+	undo   []undoStep
 
 	// With followers to feed, replicate makes every write also record its
 	// effect as changes that a follower's tree replays.
@@ -54,7 +54,8 @@ type writeCtx struct {
 // one as an error transaction.
 func (st *state) begin(session int64, now int64) writeCtx {
 	st.zxid++
-	st.staged, st.undo = nil, nil
+	st.staged = st.staged[:0]
+	st.clearUndo()
 	st.changes = st.changes[:0]
 	return writeCtx{zxid: st.zxid, now: now, session: st.sessions[session]}
 }
@@ -66,17 +67,67 @@ func (st *state) commit() []notification {
 	for _, t := range st.staged {
 		out = append(out, st.watches.fire(t)...)
 	}
-	st.staged, st.undo = nil, nil
+	st.clearStaged()
+	st.clearUndo()
 	return out
 }
 
 // rollback undoes the staged changes of a failed multi.
 func (st *state) rollback() {
 	for i := len(st.undo) - 1; i >= 0; i-- {
-		st.undo[i]()
+		st.undo[i].apply(st)
 	}
-	st.staged, st.undo = nil, nil
+	st.clearStaged()
+	st.clearUndo()
 	st.changes = st.changes[:0]
+}
+
+// clearStaged and clearUndo empty the transaction's logs, keeping their
+// arrays for the next transaction but not what they pointed to.
+func (st *state) clearStaged() {
+	clear(st.staged)
+	st.staged = st.staged[:0]
+}
+
+func (st *state) clearUndo() {
+	clear(st.undo)
+	st.undo = st.undo[:0]
+}
+
+// undoStep reverses one change of the write in progress. It is a plain
+// record rather than a closure so that the undo log allocates nothing once
+// its array has grown.
+type undoStep struct {
+	kind     changeKind
+	path     string
+	node     *znode
+	owner    *sessionState // the ephemeral's owner, for an add or a remove
+	oldPzxid int64         // the parent's, for an add or a remove
+	data     []byte        // for a data change
+	version  int32         // version for a data change, aversion for an ACL change
+	mzxid    int64
+	mtime    int64
+	acl      []zk.ACL
+}
+
+func (u *undoStep) apply(st *state) {
+	n := u.node
+	switch u.kind {
+	case changeAdd:
+		st.tree.unadd(u.path, n, u.oldPzxid)
+		if n.kind == kindEphemeral && u.owner != nil {
+			delete(u.owner.ephemerals, u.path)
+		}
+	case changeRemove:
+		st.tree.unremove(u.path, n, u.oldPzxid)
+		if n.kind == kindEphemeral && u.owner != nil {
+			u.owner.ephemerals[u.path] = struct{}{}
+		}
+	case changeData:
+		n.data, n.version, n.mzxid, n.mtime = u.data, u.version, u.mzxid, u.mtime
+	case changeACL:
+		n.acl, n.aversion = u.acl, u.version
+	}
 }
 
 // record notes a change for the followers, when there are any, with a
@@ -224,7 +275,6 @@ func (st *state) create(ctx writeCtx, op createOp) (string, zk.Stat, error) {
 	n := &znode{
 		data: cloneBytes(op.data), acl: acl, kind: kind, ttl: op.ttl,
 		czxid: ctx.zxid, mzxid: ctx.zxid, pzxid: ctx.zxid, ctime: ctx.now, mtime: ctx.now,
-		children: map[string]struct{}{},
 	}
 	if kind == kindEphemeral {
 		n.ephemeralOwner = ctx.session.id
@@ -232,12 +282,7 @@ func (st *state) create(ctx writeCtx, op createOp) (string, zk.Stat, error) {
 	}
 	oldPzxid := parent.pzxid
 	st.tree.add(path, n, ctx.zxid)
-	st.undo = append(st.undo, func() {
-		st.tree.unadd(path, n, oldPzxid)
-		if n.kind == kindEphemeral {
-			delete(ctx.session.ephemerals, path)
-		}
-	})
+	st.undo = append(st.undo, undoStep{kind: changeAdd, path: path, node: n, owner: ctx.session, oldPzxid: oldPzxid})
 	st.staged = append(st.staged, trigger{triggerCreated, path, n.acl, parent.acl})
 	st.record(changeAdd, ctx.zxid, path, n)
 	return path, n.stat(), nil
@@ -282,12 +327,7 @@ func (st *state) removeNode(ctx writeCtx, path string) {
 	if n.kind == kindEphemeral && owner != nil {
 		delete(owner.ephemerals, path)
 	}
-	st.undo = append(st.undo, func() {
-		st.tree.unremove(path, n, oldPzxid)
-		if n.kind == kindEphemeral && owner != nil {
-			owner.ephemerals[path] = struct{}{}
-		}
-	})
+	st.undo = append(st.undo, undoStep{kind: changeRemove, path: path, node: n, owner: owner, oldPzxid: oldPzxid})
 	st.staged = append(st.staged, trigger{triggerDeleted, path, n.acl, parent.acl})
 	st.record(changeRemove, ctx.zxid, path, nil)
 }
@@ -307,14 +347,11 @@ func (st *state) setData(ctx writeCtx, path string, data []byte, version int32) 
 	if version != -1 && version != n.version {
 		return zk.Stat{}, zk.ErrBadVersion
 	}
-	old := *n
+	st.undo = append(st.undo, undoStep{kind: changeData, node: n, data: n.data, version: n.version, mzxid: n.mzxid, mtime: n.mtime})
 	n.data = cloneBytes(data)
 	n.version++
 	n.mzxid = ctx.zxid
 	n.mtime = ctx.now
-	st.undo = append(st.undo, func() {
-		n.data, n.version, n.mzxid, n.mtime = old.data, old.version, old.mzxid, old.mtime
-	})
 	st.staged = append(st.staged, trigger{triggerChanged, path, n.acl, nil})
 	st.record(changeData, ctx.zxid, path, n)
 	return n.stat(), nil
@@ -358,10 +395,9 @@ func (st *state) setACL(ctx writeCtx, path string, acl []zk.ACL, version int32) 
 	if version != -1 && version != n.aversion {
 		return zk.Stat{}, zk.ErrBadVersion
 	}
-	oldACL, oldVersion := n.acl, n.aversion
+	st.undo = append(st.undo, undoStep{kind: changeACL, node: n, acl: n.acl, version: n.aversion})
 	n.acl = fixed
 	n.aversion++
-	st.undo = append(st.undo, func() { n.acl, n.aversion = oldACL, oldVersion })
 	st.record(changeACL, ctx.zxid, path, n)
 	return n.stat(), nil
 }

@@ -17,25 +17,27 @@ const (
 )
 
 // znode is one node of the tree. Its fields are plain data, owned by the
-// tree; nothing here blocks or runs on its own.
+// tree; nothing here blocks or runs on its own. Its fields are ordered so
+// that the struct fits the allocator's 128-byte size class.
 type znode struct {
 	data []byte
 	acl  []zk.ACL
-	kind nodeKind
 	ttl  int64 // milliseconds, for kindTTL
 
 	czxid, mzxid, pzxid int64
 	ctime, mtime        int64
+	ephemeralOwner      int64
 	version             int32
 	aversion            int32
-	ephemeralOwner      int64
 
 	// creates counts the children ever created under this node. ZooKeeper
 	// stores exactly this as the "cversion", draws sequence numbers from it,
 	// and reports cversion to clients as 2*creates - numChildren (every
 	// child not present any more was deleted, and each delete is a change).
 	creates int32
+	kind    nodeKind
 
+	// children is nil until the node has had a child.
 	children map[string]struct{}
 }
 
@@ -97,6 +99,9 @@ func (t *tree) get(path string) *znode { return t.nodes[path] }
 // add links a new node at path under its existing parent.
 func (t *tree) add(path string, n *znode, zxid int64) {
 	parent := t.nodes[parentOf(path)]
+	if parent.children == nil {
+		parent.children = map[string]struct{}{}
+	}
 	parent.children[baseName(path)] = struct{}{}
 	parent.creates++
 	parent.pzxid = zxid
@@ -134,6 +139,9 @@ func (t *tree) remove(path string, zxid int64) {
 // unremove reverses remove, restoring the parent's pzxid.
 func (t *tree) unremove(path string, n *znode, oldPzxid int64) {
 	parent := t.nodes[parentOf(path)]
+	if parent.children == nil {
+		parent.children = map[string]struct{}{}
+	}
 	parent.children[baseName(path)] = struct{}{}
 	parent.pzxid = oldPzxid
 	t.nodes[path] = n
