@@ -1,0 +1,18 @@
+// Package wire serves a zkfake.Server over ZooKeeper's client protocol on a
+// TCP listener, so that unmodified clients — go-zookeeper's zk.Connect, the
+// Java client and zkCli.sh, kazoo — can run against the in-memory fake.
+//
+// Each session a client opens is a *zkfake.Conn on the server. Requests are
+// decoded from jute frames and run on that Conn in order; its results and
+// go-zookeeper error values go back as the real server's replies and error
+// codes; its watch events go out as notifications (xid -1). A connection that
+// drops without closeSession leaves the session alive until its negotiated
+// timeout passes with no frame from the client; a client that reconnects in
+// time with the session's id and password resumes it, and one that comes too
+// late gets the zero answer it reads as expiry.
+//
+// The listener also answers the four-letter words ruok, srvr, stat and mntr,
+// caps frames at jute.maxbuffer (MaxFrameSize) and connections at
+// maxClientCnxns, and drops only the one connection that sends a malformed
+// frame.
+package wire

@@ -1,0 +1,280 @@
+package wire
+
+import (
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// connectionErrors are the fake client's own failures: the session cannot
+// answer, so the connection is dropped and the client reconnects (and finds
+// out whether its session survived).
+func isConnectionError(err error) bool {
+	switch err {
+	case zk.ErrConnectionClosed, zk.ErrNoServer, zk.ErrClosing, zk.ErrSessionExpired:
+		return true
+	}
+	return false
+}
+
+// handle answers one request on cc. It returns false when the connection
+// must close.
+func (s *session) handle(cc *clientConn, req *request) bool {
+	if req.op == opPing {
+		cc.send(replyHeader(xidPing, s.l.srv.Zxid(), codeOK).buf)
+		return true
+	}
+	if !s.alive() {
+		return false
+	}
+	conn := s.conn
+	var (
+		body = &writer{}
+		err  error
+	)
+	switch req.op {
+	case opCreate, opCreate2, opCreateContainer, opCreateTTL:
+		var path string
+		switch req.op {
+		case opCreateContainer:
+			path, err = conn.CreateContainer(req.path, req.data, req.flags, req.acl)
+		case opCreateTTL:
+			path, err = conn.CreateTTL(req.path, req.data, req.flags, req.acl, time.Duration(req.ttl)*time.Millisecond)
+		default:
+			path, err = conn.Create(req.path, req.data, req.flags, req.acl)
+		}
+		body.string(path)
+		if req.op != opCreate && err == nil {
+			// The fake's Create returns no stat; a create2-style reply
+			// carries the new node's, read right after.
+			_, stat, _ := conn.Exists(path)
+			body.stat(stat)
+		}
+	case opDelete:
+		err = conn.Delete(req.path, req.version)
+	case opExists:
+		var ok bool
+		var stat *zk.Stat
+		if req.watch {
+			ok, stat, _, err = conn.ExistsW(req.path)
+			if err == nil {
+				s.register(req.path, watchExist)
+			}
+		} else {
+			ok, stat, err = conn.Exists(req.path)
+		}
+		if err == nil && !ok {
+			err = zk.ErrNoNode
+		}
+		body.stat(stat)
+	case opGetData:
+		var data []byte
+		var stat *zk.Stat
+		if req.watch {
+			data, stat, _, err = conn.GetW(req.path)
+			if err == nil {
+				s.register(req.path, watchData)
+			}
+		} else {
+			data, stat, err = conn.Get(req.path)
+		}
+		body.buffer(data)
+		body.stat(stat)
+	case opSetData:
+		var stat *zk.Stat
+		stat, err = conn.Set(req.path, req.data, req.version)
+		body.stat(stat)
+	case opGetACL:
+		var acl []zk.ACL
+		var stat *zk.Stat
+		acl, stat, err = conn.GetACL(req.path)
+		body.acls(acl)
+		body.stat(stat)
+	case opSetACL:
+		var stat *zk.Stat
+		stat, err = conn.SetACL(req.path, req.acl, req.version)
+		body.stat(stat)
+	case opGetChildren, opGetChildren2:
+		var children []string
+		var stat *zk.Stat
+		if req.watch {
+			children, stat, _, err = conn.ChildrenW(req.path)
+			if err == nil {
+				s.register(req.path, watchChild)
+			}
+		} else {
+			children, stat, err = conn.Children(req.path)
+		}
+		body.strings(children)
+		if req.op == opGetChildren2 {
+			body.stat(stat)
+		}
+	case opSync:
+		var path string
+		path, err = conn.Sync(req.path)
+		body.string(path)
+	case opMulti:
+		body, err = s.multi(req.ops)
+	case opReconfig:
+		_, err = conn.Reconfig(nil, -1)
+	case opSetAuth:
+		err = conn.AddAuth(req.scheme, req.auth)
+		if err == zk.ErrAuthFailed {
+			// The real server answers AUTHFAILED and closes the connection.
+			cc.sendAndClose(replyHeader(req.xid, s.l.srv.Zxid(), codeAuthFailed).buf)
+			return false
+		}
+	case opSetWatches, opSetWatches2:
+		s.setWatches(cc, req)
+	case opClose:
+		// Closing fires the watches on the session's own ephemerals; their
+		// notifications go out on cc before the reply, so cc is detached
+		// only afterwards, and not closed by end.
+		conn.Close()
+		s.detach(cc)
+		s.end(false)
+		cc.sendAndClose(replyHeader(req.xid, s.l.srv.Zxid(), codeOK).buf)
+		return false
+	default:
+		cc.send(replyHeader(req.xid, s.l.srv.Zxid(), codeUnimplemented).buf)
+		return true
+	}
+	if isConnectionError(err) {
+		return false
+	}
+	code := errorCode(err)
+	w := replyHeader(req.xid, s.l.srv.Zxid(), code)
+	if code == codeOK {
+		w.buf = append(w.buf, body.buf...)
+	}
+	cc.send(w.buf)
+	return true
+}
+
+// multi runs a transaction and encodes its results. A failed transaction is
+// answered with no error in the header and an error result per op (OK
+// before the failing one, its code, then RUNTIMEINCONSISTENCY), as the real
+// server answers; an error with no results goes in the header.
+func (s *session) multi(ops []any) (*writer, error) {
+	results, err := s.conn.Multi(ops...)
+	body := &writer{}
+	header := func(typ, code int32) {
+		body.int32(typ)
+		body.bool(false)
+		body.int32(code)
+	}
+	container := -1
+	if err == zk.ErrAPIError && len(results) < len(ops) {
+		// The fake applies a multi with a container create but answers as
+		// go-zookeeper does, which cannot decode the create2-typed result
+		// the server sends for it: send that result.
+		if op, ok := ops[len(results)].(*zk.CreateRequest); ok && op.Flags == zk.FlagContainer {
+			container, err = len(results), nil
+		}
+	}
+	if err != nil && len(results) == 0 {
+		return nil, err
+	}
+	for i, op := range ops {
+		if err != nil {
+			code := codeOK
+			if i < len(results) {
+				code = int(errorCode(results[i].Error))
+			}
+			header(opError, int32(code))
+			body.int32(int32(code))
+			continue
+		}
+		var res zk.MultiResponse
+		if i < len(results) {
+			res = results[i]
+		}
+		switch op := op.(type) {
+		case *zk.CreateRequest:
+			if container >= 0 && i >= container {
+				path := res.String
+				if path == "" {
+					path = op.Path
+				}
+				_, stat, _ := s.conn.Exists(path)
+				header(opCreate2, codeOK)
+				body.string(path)
+				body.stat(stat)
+			} else {
+				header(opCreate, codeOK)
+				body.string(res.String)
+			}
+		case *zk.DeleteRequest:
+			header(opDelete, codeOK)
+		case *zk.SetDataRequest:
+			header(opSetData, codeOK)
+			body.stat(res.Stat)
+		case *zk.CheckVersionRequest:
+			header(opCheck, codeOK)
+		}
+	}
+	body.int32(-1)
+	body.bool(true)
+	body.int32(-1)
+	return body, nil
+}
+
+// setWatches re-arms, after a reconnect, the watches the client still holds.
+// Those the fake still holds for the session need nothing; any other is
+// checked against the client's last zxid, firing at once if the node changed
+// since (as the real server does), and set otherwise.
+func (s *session) setWatches(cc *clientConn, req *request) {
+	conn := s.conn
+	rel := req.relativeZxid
+	fire := func(t zk.EventType, path string) { cc.send(notification(t, path)) }
+	for _, p := range req.dataWatches {
+		if s.holds(p, watchData) {
+			continue
+		}
+		ok, stat, err := conn.Exists(p)
+		switch {
+		case err != nil:
+		case !ok:
+			fire(zk.EventNodeDeleted, p)
+		case stat.Mzxid > rel:
+			fire(zk.EventNodeDataChanged, p)
+		default:
+			if _, _, _, err := conn.GetW(p); err == nil {
+				s.register(p, watchData)
+			}
+		}
+	}
+	for _, p := range req.existWatches {
+		if s.holds(p, watchExist) {
+			continue
+		}
+		ok, stat, err := conn.Exists(p)
+		switch {
+		case err != nil:
+		case ok && stat.Mzxid > rel:
+			fire(zk.EventNodeCreated, p)
+		default:
+			if _, _, _, err := conn.ExistsW(p); err == nil {
+				s.register(p, watchExist)
+			}
+		}
+	}
+	for _, p := range req.childWatch {
+		if s.holds(p, watchChild) {
+			continue
+		}
+		ok, stat, err := conn.Exists(p)
+		switch {
+		case err != nil:
+		case !ok:
+			fire(zk.EventNodeDeleted, p)
+		case stat.Pzxid > rel:
+			fire(zk.EventNodeChildrenChanged, p)
+		default:
+			if _, _, _, err := conn.ChildrenW(p); err == nil {
+				s.register(p, watchChild)
+			}
+		}
+	}
+	cc.send(replyHeader(req.xid, s.l.srv.Zxid(), codeOK).buf)
+}

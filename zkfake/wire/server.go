@@ -1,0 +1,416 @@
+package wire
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zksim/zksim/zkfake"
+)
+
+// MaxFrameSize is the largest frame the server accepts: ZooKeeper's default
+// jute.maxbuffer. A longer (or negative) length prefix closes the connection,
+// as the real server's "Len error" does.
+const MaxFrameSize = 0xfffff
+
+// Option configures a Listener.
+type Option func(*config)
+
+type config struct {
+	tickTime       time.Duration
+	maxConnections int
+	maxFrameSize   int
+}
+
+// WithTickTime sets the tickTime the served zkfake.Server was made with
+// (zkfake.WithTickTime; default 2s, the fake's default). The listener clamps
+// the session timeouts it negotiates to 2..20 ticks, as the fake and the real
+// server do, and expires a session once that long has passed without a
+// frame from its client.
+func WithTickTime(d time.Duration) Option { return func(c *config) { c.tickTime = d } }
+
+// WithMaxConnections caps the number of client connections open at once
+// (ZooKeeper's maxClientCnxns, default 60 per client address; every client
+// here is on loopback, so the cap is global). Connections over the cap are
+// closed at once, as the real server closes them. Zero or less means no cap.
+func WithMaxConnections(n int) Option { return func(c *config) { c.maxConnections = n } }
+
+// WithMaxFrameSize sets the largest frame accepted (default MaxFrameSize).
+func WithMaxFrameSize(n int) Option { return func(c *config) { c.maxFrameSize = n } }
+
+// Listener serves a zkfake.Server over ZooKeeper's client protocol.
+type Listener struct {
+	srv     *zkfake.Server
+	ln      net.Listener
+	cfg     config
+	started time.Time
+
+	mu       sync.Mutex
+	sessions map[int64]*session
+	conns    map[*clientConn]struct{}
+	closed   bool
+	wg       sync.WaitGroup
+
+	received, sent atomic.Int64
+}
+
+// Listen serves srv on addr (a loopback address such as "127.0.0.1:0") until
+// Close is called.
+func Listen(srv *zkfake.Server, addr string, opts ...Option) (*Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	l := newListener(srv, ln, opts)
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		l.acceptLoop()
+	}()
+	return l, nil
+}
+
+// Serve serves srv on ln until ln fails (for instance because it was closed)
+// and returns that error; then it closes every connection it accepted and
+// every session it opened.
+func Serve(srv *zkfake.Server, ln net.Listener, opts ...Option) error {
+	l := newListener(srv, ln, opts)
+	err := l.acceptLoop()
+	l.Close()
+	return err
+}
+
+func newListener(srv *zkfake.Server, ln net.Listener, opts []Option) *Listener {
+	cfg := config{tickTime: 2 * time.Second, maxConnections: 60, maxFrameSize: MaxFrameSize}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return &Listener{
+		srv: srv, ln: ln, cfg: cfg, started: time.Now(),
+		sessions: map[int64]*session{},
+		conns:    map[*clientConn]struct{}{},
+	}
+}
+
+// Addr returns the address the listener serves.
+func (l *Listener) Addr() net.Addr { return l.ln.Addr() }
+
+// Close stops listening, drops every client connection and closes every
+// session it opened on the fake server (their ephemeral nodes go).
+func (l *Listener) Close() error {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return nil
+	}
+	l.closed = true
+	conns := make([]*clientConn, 0, len(l.conns))
+	for cc := range l.conns {
+		conns = append(conns, cc)
+	}
+	sessions := make([]*session, 0, len(l.sessions))
+	for _, s := range l.sessions {
+		sessions = append(sessions, s)
+	}
+	l.mu.Unlock()
+	err := l.ln.Close()
+	for _, cc := range conns {
+		cc.close()
+	}
+	for _, s := range sessions {
+		s.end(false)
+	}
+	l.wg.Wait()
+	return err
+}
+
+func (l *Listener) acceptLoop() error {
+	for {
+		nc, err := l.ln.Accept()
+		if err != nil {
+			return err
+		}
+		cc := &clientConn{l: l, nc: nc, wake: make(chan struct{}, 1), done: make(chan struct{})}
+		l.mu.Lock()
+		full := l.cfg.maxConnections > 0 && len(l.conns) >= l.cfg.maxConnections
+		if l.closed || full {
+			l.mu.Unlock()
+			nc.Close()
+			continue
+		}
+		l.conns[cc] = struct{}{}
+		l.wg.Add(2)
+		l.mu.Unlock()
+		go func() {
+			defer l.wg.Done()
+			cc.writeLoop()
+		}()
+		go func() {
+			defer l.wg.Done()
+			cc.serve()
+		}()
+	}
+}
+
+// negotiate clamps a requested session timeout to 2..20 ticks.
+func (l *Listener) negotiate(ms int32) time.Duration {
+	d := time.Duration(ms) * time.Millisecond
+	lo, hi := 2*l.cfg.tickTime, 20*l.cfg.tickTime
+	return min(max(d, lo), hi)
+}
+
+// clientConn is one TCP connection. Its frames go out through a queue so that
+// watch notifications, which the fake raises while it holds its lock, never
+// block, and leave in the order they were raised relative to replies.
+type clientConn struct {
+	l  *Listener
+	nc net.Conn
+
+	mu      sync.Mutex
+	queue   [][]byte
+	closing bool // close once the queue is flushed
+	wake    chan struct{}
+	done    chan struct{}
+	once    sync.Once
+	session *session
+
+	received, sent atomic.Int64
+}
+
+// send queues a frame body (without its length prefix).
+func (cc *clientConn) send(body []byte) {
+	cc.mu.Lock()
+	cc.queue = append(cc.queue, body)
+	cc.mu.Unlock()
+	select {
+	case cc.wake <- struct{}{}:
+	default:
+	}
+}
+
+// sendAndClose queues a last frame and closes the connection once it is out.
+func (cc *clientConn) sendAndClose(body []byte) {
+	cc.mu.Lock()
+	cc.queue = append(cc.queue, body)
+	cc.closing = true
+	cc.mu.Unlock()
+	select {
+	case cc.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (cc *clientConn) writeLoop() {
+	for {
+		select {
+		case <-cc.done:
+			return
+		case <-cc.wake:
+		}
+		cc.mu.Lock()
+		q, closing := cc.queue, cc.closing
+		cc.queue = nil
+		cc.mu.Unlock()
+		var buf []byte
+		for _, body := range q {
+			buf = binary.BigEndian.AppendUint32(buf, uint32(len(body)))
+			buf = append(buf, body...)
+		}
+		if len(buf) > 0 {
+			if _, err := cc.nc.Write(buf); err != nil {
+				cc.close()
+				return
+			}
+			cc.sent.Add(int64(len(q)))
+			cc.l.sent.Add(int64(len(q)))
+		}
+		if closing {
+			cc.close()
+			return
+		}
+	}
+}
+
+// close drops the connection; its session, if any, lives on until it
+// times out or the client reconnects.
+func (cc *clientConn) close() {
+	cc.once.Do(func() {
+		close(cc.done)
+		cc.nc.Close()
+		cc.l.mu.Lock()
+		delete(cc.l.conns, cc)
+		cc.l.mu.Unlock()
+		cc.mu.Lock()
+		s := cc.session
+		cc.mu.Unlock()
+		if s != nil {
+			s.detach(cc)
+		}
+	})
+}
+
+// readFrame reads one length-prefixed frame, refusing a length outside
+// 0..maxFrameSize as the real server does.
+func (cc *clientConn) readFrame() ([]byte, error) {
+	var lenBuf [4]byte
+	if _, err := io.ReadFull(cc.nc, lenBuf[:]); err != nil {
+		return nil, err
+	}
+	return cc.readBody(int32(binary.BigEndian.Uint32(lenBuf[:])))
+}
+
+var errFrameLength = errors.New("wire: frame length out of range")
+
+func (cc *clientConn) readBody(n int32) ([]byte, error) {
+	if n < 0 || int(n) > cc.l.cfg.maxFrameSize {
+		return nil, errFrameLength
+	}
+	buf := make([]byte, n)
+	if _, err := io.ReadFull(cc.nc, buf); err != nil {
+		return nil, err
+	}
+	cc.received.Add(1)
+	cc.l.received.Add(1)
+	return buf, nil
+}
+
+// connectTimeout bounds how long a connection may stay without a session.
+const connectTimeout = 10 * time.Second
+
+func (cc *clientConn) serve() {
+	defer func() {
+		cc.mu.Lock()
+		closing := cc.closing
+		cc.mu.Unlock()
+		if closing {
+			// A last reply is queued: the writer closes once it is out.
+			<-cc.done
+		} else {
+			cc.close()
+		}
+	}()
+	cc.nc.SetReadDeadline(time.Now().Add(connectTimeout))
+	var lenBuf [4]byte
+	if _, err := io.ReadFull(cc.nc, lenBuf[:]); err != nil {
+		return
+	}
+	if word := string(lenBuf[:]); isFourLetterWord(word) {
+		cc.sendRaw([]byte(cc.l.fourLetterWord(word, cc)))
+		return
+	}
+	frame, err := cc.readBody(int32(binary.BigEndian.Uint32(lenBuf[:])))
+	if err != nil {
+		cc.drain(err)
+		return
+	}
+	creq, err := decodeConnect(frame)
+	if err != nil {
+		return
+	}
+	s := cc.l.handshake(cc, creq)
+	if s == nil {
+		return
+	}
+	cc.nc.SetReadDeadline(time.Time{})
+	for {
+		frame, err := cc.readFrame()
+		if err != nil {
+			cc.drain(err)
+			return
+		}
+		s.touch()
+		req, err := decodeRequest(frame)
+		if err != nil {
+			return
+		}
+		if !s.handle(cc, req) {
+			return
+		}
+	}
+}
+
+// drain reads and discards, for a moment, what the client is still sending
+// after a frame was refused for its length, so that the client sees the
+// connection closed (EOF) rather than reset under its write, as it does with
+// the real server, which has taken its bytes in before it closes.
+func (cc *clientConn) drain(err error) {
+	if err != errFrameLength {
+		return
+	}
+	cc.nc.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	io.CopyN(io.Discard, cc.nc, 4*int64(cc.l.cfg.maxFrameSize))
+}
+
+// sendRaw writes bytes with no framing (four-letter-word answers).
+func (cc *clientConn) sendRaw(b []byte) {
+	cc.nc.SetWriteDeadline(time.Now().Add(connectTimeout))
+	cc.nc.Write(b)
+}
+
+// handshake answers a connect request: a new session, a resumed one, or,
+// for a session that is gone or a wrong password, the zero answer go-zookeeper
+// and the Java client read as expiry. It returns nil if the connection has
+// no session.
+func (l *Listener) handshake(cc *clientConn, creq *connectRequest) *session {
+	if creq.lastZxidSeen > l.srv.Zxid() {
+		// The client has seen a newer state than this server's: the real
+		// server refuses it so that it moves to another member.
+		return nil
+	}
+	if creq.sessionID != 0 {
+		l.mu.Lock()
+		s := l.sessions[creq.sessionID]
+		l.mu.Unlock()
+		if s == nil || string(s.passwd) != string(creq.passwd) || !s.attach(cc) {
+			cc.sendAndClose(encodeConnectResponse(0, 0, make([]byte, 16)))
+			<-cc.done
+			return nil
+		}
+		cc.mu.Lock()
+		cc.session = s
+		cc.mu.Unlock()
+		return s
+	}
+	s, err := l.newSession(creq.timeout)
+	if err != nil {
+		return nil
+	}
+	cc.mu.Lock()
+	cc.session = s
+	cc.mu.Unlock()
+	if !s.attach(cc) {
+		return nil
+	}
+	return s
+}
+
+func (l *Listener) newSession(timeoutMs int32) (*session, error) {
+	timeout := l.negotiate(timeoutMs)
+	s := &session{l: l, timeout: timeout, passwd: make([]byte, 16), registered: map[watchKey]bool{}}
+	rand.Read(s.passwd)
+	conn, events, err := l.srv.Connect(timeout, zkfake.WithEventCallback(s.onEvent))
+	if err != nil {
+		return nil, err
+	}
+	for ev := range events {
+		if ev.State == zk.StateHasSession {
+			break
+		}
+	}
+	s.conn, s.id = conn, conn.SessionID()
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		conn.Close()
+		return nil, net.ErrClosed
+	}
+	l.sessions[s.id] = s
+	l.mu.Unlock()
+	return s, nil
+}

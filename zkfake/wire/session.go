@@ -1,0 +1,194 @@
+package wire
+
+import (
+	"time"
+
+	"sync"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zksim/zksim/zkfake"
+)
+
+// watchKind is the kind of watch a client can hold on a path.
+type watchKind uint8
+
+const (
+	watchData watchKind = iota + 1
+	watchExist
+	watchChild
+)
+
+type watchKey struct {
+	path string
+	kind watchKind
+}
+
+// session is one client session: a *zkfake.Conn, and the TCP connection its
+// client is attached through, if any. A connection that drops leaves the
+// session alive; it expires when no frame has come for its timeout.
+type session struct {
+	l       *Listener
+	passwd  []byte
+	timeout time.Duration
+
+	mu         sync.Mutex
+	id         int64
+	conn       *zkfake.Conn
+	cc         *clientConn
+	timer      *time.Timer
+	dead       bool
+	pending    [][]byte          // notifications raised while detached
+	registered map[watchKey]bool // watches the fake holds for this session
+}
+
+// onEvent receives the fake session's events while the fake server holds
+// its lock: it must not call the fake.
+func (s *session) onEvent(ev zk.Event) {
+	switch ev.Type {
+	case zk.EventNodeCreated, zk.EventNodeDeleted, zk.EventNodeDataChanged, zk.EventNodeChildrenChanged:
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for _, k := range firedKinds(ev.Type) {
+			delete(s.registered, watchKey{ev.Path, k})
+		}
+		body := notification(ev.Type, ev.Path)
+		if s.cc != nil {
+			s.cc.send(body)
+		} else {
+			s.pending = append(s.pending, body)
+		}
+	case zk.EventSession:
+		if ev.State == zk.StateExpired {
+			// Expired on the fake server itself (zkfake.Server.Expire): the
+			// fake Conn carries on with a new session, which the wire client
+			// must not get. End it.
+			go s.end(false)
+		}
+	}
+}
+
+// firedKinds lists the watches an event consumes.
+func firedKinds(t zk.EventType) []watchKind {
+	switch t {
+	case zk.EventNodeCreated:
+		return []watchKind{watchExist}
+	case zk.EventNodeDataChanged:
+		return []watchKind{watchExist, watchData}
+	case zk.EventNodeChildrenChanged:
+		return []watchKind{watchChild}
+	case zk.EventNodeDeleted:
+		return []watchKind{watchExist, watchData, watchChild}
+	}
+	return nil
+}
+
+// notification encodes a watch event as the server sends it: xid -1 and a
+// WatcherEvent {type, state SyncConnected, path}.
+func notification(t zk.EventType, path string) []byte {
+	w := replyHeader(xidNotification, -1, codeOK)
+	w.int32(int32(t))
+	w.int32(int32(zk.StateSyncConnected))
+	w.string(path)
+	return w.buf
+}
+
+// attach makes cc the session's connection, dropping the one it had, answers
+// the connect request and sends the notifications raised meanwhile. It
+// returns false if the session has ended.
+func (s *session) attach(cc *clientConn) bool {
+	s.mu.Lock()
+	if s.dead {
+		s.mu.Unlock()
+		return false
+	}
+	old := s.cc
+	s.cc = cc
+	if s.timer == nil {
+		s.timer = time.AfterFunc(s.timeout, func() { s.end(true) })
+	} else {
+		s.timer.Reset(s.timeout)
+	}
+	cc.send(encodeConnectResponse(int32(s.timeout/time.Millisecond), s.id, s.passwd))
+	for _, body := range s.pending {
+		cc.send(body)
+	}
+	s.pending = nil
+	s.mu.Unlock()
+	if old != nil && old != cc {
+		old.close()
+	}
+	return true
+}
+
+// detach forgets cc if it is still the session's connection.
+func (s *session) detach(cc *clientConn) {
+	s.mu.Lock()
+	if s.cc == cc {
+		s.cc = nil
+	}
+	s.mu.Unlock()
+}
+
+// touch records that the client was heard from: the session lives for
+// another timeout.
+func (s *session) touch() {
+	s.mu.Lock()
+	if !s.dead && s.timer != nil {
+		s.timer.Reset(s.timeout)
+	}
+	s.mu.Unlock()
+}
+
+// end ends the session once: expired on the fake server if expire is set
+// (its timeout passed), and in any case closed there and dropped from the
+// listener, with its connection closed, as the real server closes the
+// connection of a session it expires.
+func (s *session) end(expire bool) {
+	s.mu.Lock()
+	if s.dead {
+		s.mu.Unlock()
+		return
+	}
+	s.dead = true
+	if s.timer != nil {
+		s.timer.Stop()
+	}
+	cc, id, conn := s.cc, s.id, s.conn
+	s.cc = nil
+	s.mu.Unlock()
+	if expire && conn != nil {
+		s.l.srv.Expire(id)
+	}
+	if conn != nil {
+		conn.Close()
+	}
+	s.l.mu.Lock()
+	delete(s.l.sessions, id)
+	s.l.mu.Unlock()
+	if cc != nil {
+		cc.close()
+	}
+}
+
+// alive reports whether the session still runs on the fake as the same
+// session (the fake's SessionID changes when it has been expired there).
+func (s *session) alive() bool {
+	s.mu.Lock()
+	dead, conn, id := s.dead, s.conn, s.id
+	s.mu.Unlock()
+	// SessionID is not called under s.mu: onEvent takes s.mu while the
+	// fake holds its own lock.
+	return !dead && conn.SessionID() == id
+}
+
+func (s *session) register(path string, kind watchKind) {
+	s.mu.Lock()
+	s.registered[watchKey{path, kind}] = true
+	s.mu.Unlock()
+}
+
+func (s *session) holds(path string, kind watchKind) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.registered[watchKey{path, kind}]
+}

@@ -1,0 +1,108 @@
+package wire_test
+
+import (
+	"io"
+	"log"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zksim/zksim/recipe"
+	"github.com/zksim/zksim/zkfake"
+	"github.com/zksim/zksim/zkfake/wire"
+	"github.com/zksim/zksim/zkfake/zktest"
+)
+
+// testTick is the tickTime of the served fakes, the dev server's: session
+// timeouts negotiate to 400ms..4s.
+const testTick = 200 * time.Millisecond
+
+// wireTarget runs each scenario on a fresh fake served on 127.0.0.1:0, with
+// go-zookeeper's own client connecting over TCP.
+type wireTarget struct{}
+
+func (wireTarget) Run(t *testing.T, name string, body func(t *testing.T, env zktest.Env)) {
+	t.Run(name, func(t *testing.T) {
+		env := serve(t)
+		setup, _ := env.Connect(t, 10*time.Second)
+		if _, err := setup.Create(env.Base(), nil, zk.FlagPersistent, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+		setup.Close()
+		body(t, env)
+	})
+}
+
+// wireEnv is a scenario's view of a served fake.
+type wireEnv struct {
+	srv *zkfake.Server
+	l   *wire.Listener
+}
+
+func serve(t testing.TB) *wireEnv {
+	t.Helper()
+	srv := zkfake.NewServer(zkfake.WithTickTime(testTick))
+	l, err := wire.Listen(srv, "127.0.0.1:0", wire.WithTickTime(testTick))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		l.Close()
+		srv.Close()
+	})
+	return &wireEnv{srv: srv, l: l}
+}
+
+var quiet = zk.WithLogger(log.New(io.Discard, "", 0))
+
+// dial connects go-zookeeper's client and waits for its session.
+func (e *wireEnv) dial(t testing.TB, timeout time.Duration) (*zk.Conn, <-chan zk.Event) {
+	t.Helper()
+	c, events, err := zk.Connect([]string{e.l.Addr().String()}, timeout, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case ev := <-events:
+			if ev.State == zk.StateHasSession {
+				return c, events
+			}
+		case <-deadline:
+			c.Close()
+			t.Fatal("no session within 10s")
+		}
+	}
+}
+
+func (e *wireEnv) Connect(t testing.TB, timeout time.Duration) (recipe.Conn, <-chan zk.Event) {
+	t.Helper()
+	c, events := e.dial(t, timeout)
+	t.Cleanup(c.Close)
+	return c, events
+}
+
+func (e *wireEnv) Base() string { return "/zktest" }
+
+// Real is false: the server behind the wire is the fake.
+func (e *wireEnv) Real() bool { return false }
+
+func (e *wireEnv) TickTime() time.Duration { return testTick }
+
+// Expire expires the session on the fake server; the listener then drops
+// the connection, and the client learns of the expiry when it reconnects.
+func (e *wireEnv) Expire(t testing.TB, conn recipe.Conn) {
+	t.Helper()
+	id := conn.(*zk.Conn).SessionID()
+	if !e.srv.Expire(id) {
+		t.Fatalf("no session %#x to expire", id)
+	}
+}
+
+// TestConformance runs the conformance suite over go-zookeeper's client,
+// the wire protocol and the fake. Scenarios that need a Partitioner or
+// Members skip themselves.
+func TestConformance(t *testing.T) {
+	zktest.Run(t, wireTarget{})
+}
