@@ -25,6 +25,7 @@ import (
 type Conn struct {
 	srv       *Server
 	requested time.Duration
+	readKey   int64 // picks the server lock's shard for plain reads
 	callback  func(zk.Event)
 
 	// Read without the server lock by SessionID and State, as go-zookeeper
@@ -216,14 +217,14 @@ func (c *Conn) wake() {
 func (c *Conn) read(op, path string, apply func(st *state) error) error {
 	s := c.srv
 	if !s.log.enabled && !s.lossy.Load() {
-		s.mu.RLock()
+		shard := s.mu.RLock(c.readKey)
 		if c.link == linkUp {
 			err := apply(s.st)
 			c.lastZxid.Store(s.memberOf(c).applied)
-			s.mu.RUnlock()
+			shard.RUnlock()
 			return err
 		}
-		s.mu.RUnlock()
+		shard.RUnlock()
 	}
 	return c.exchange(op, path, headerSize+stringSize(path)+1, apply)
 }

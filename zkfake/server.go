@@ -3,7 +3,6 @@ package zkfake
 import (
 	"math/rand/v2"
 	"sort"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -15,13 +14,15 @@ import (
 // package, so inside a testing/synctest bubble time is virtual and a
 // 30-second session timeout passes at once.
 type Server struct {
-	// mu guards everything below; plain reads take it shared.
-	mu    sync.RWMutex
+	// mu guards everything below; plain reads take one shard of it shared.
+	mu    serverLock
 	lossy atomic.Bool // a lost-reply rule or rate was ever set
-	cfg   config
-	st    *state
-	rng   *rand.Rand
-	conns map[int64]*Conn // live session id → the Conn that owns it
+
+	conns64 atomic.Int64 // Conns made, to spread them over the lock's shards
+	cfg     config
+	st      *state
+	rng     *rand.Rand
+	conns   map[int64]*Conn // live session id → the Conn that owns it
 
 	nextSession int64
 	clock       clock
@@ -79,6 +80,7 @@ func NewServer(opts ...Option) *Server {
 		o(&cfg)
 	}
 	s := &Server{
+		mu:        newServerLock(),
 		cfg:       cfg,
 		st:        newState(),
 		rng:       rand.New(rand.NewPCG(cfg.seed, cfg.seed^0x9e3779b97f4a7c15)),
@@ -105,6 +107,7 @@ func NewServer(opts ...Option) *Server {
 func (s *Server) Connect(sessionTimeout time.Duration, opts ...ConnOption) (*Conn, <-chan zk.Event, error) {
 	c := &Conn{
 		srv:       s,
+		readKey:   s.conns64.Add(1),
 		events:    make(chan zk.Event, eventChanSize),
 		watchers:  map[watchKey][]chan zk.Event{},
 		changed:   make(chan struct{}),
