@@ -1,0 +1,224 @@
+package wire_test
+
+import (
+	"fmt"
+	"encoding/binary"
+	"io"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zksim/zksim/zkfake"
+	"github.com/zksim/zksim/zkfake/wire"
+)
+
+// TestHostileFramesCloseOnlyTheirConnection sends frames no client should
+// send; each closes its own connection, and a session on another connection
+// carries on with its state intact.
+func TestHostileFramesCloseOnlyTheirConnection(t *testing.T) {
+	env := serve(t)
+	addr := env.l.Addr().String()
+	good, _ := env.dial(t, 4*time.Second)
+	defer good.Close()
+	if _, err := good.Create("/keep", []byte("v"), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	session := good.SessionID()
+
+	request := func(body []byte) []byte {
+		return cat(frame(connectBody(4000, 0, make([]byte, 16))), frame(body))
+	}
+	cases := map[string][]byte{
+		"negative length":                  be32(-5),
+		"length over jute.maxbuffer":       cat(be32(wire.MaxFrameSize+1), make([]byte, 64)),
+		"huge length":                      be32(0x7fffffff),
+		"truncated connect":                frame([]byte{0, 0, 0}),
+		"connect with a forged passwd len": frame(cat(be32(0), be64(0), be32(4000), be64(0), be32(1<<30))),
+		"request header cut short":         request([]byte{0, 0, 0, 1, 0}),
+		"create without its acl":           request(cat(be32(1), be32(1), str("/x"), be32(-1))),
+		"getChildren with a forged count":  request(cat(be32(1), be32(101), be64(0), be32(0x7fffffff))),
+		"acl vector count over the frame":  request(cat(be32(1), be32(1), str("/x"), be32(0), be32(1000000))),
+		"string length past the end":      request(cat(be32(1), be32(4), be32(1000), []byte("/a"))),
+		"multi with an unknown op":         request(cat(be32(1), be32(14), be32(99), []byte{0}, be32(-1))),
+		"multi with no done header":        request(cat(be32(1), be32(14), be32(2), []byte{0}, be32(-1), str("/keep"), be32(-1))),
+	}
+	for name, bad := range cases {
+		t.Run(name, func(t *testing.T) {
+			c := dialRaw(t, addr)
+			c.write(bad)
+			c.wantClosed(name)
+		})
+	}
+	// A connection that stops halfway through a frame.
+	c := dialRaw(t, addr)
+	c.write(cat(be32(100), []byte("abc")))
+	c.nc.Close()
+
+	data, _, err := good.Get("/keep")
+	if err != nil || string(data) != "v" {
+		t.Fatalf("Get on the good session after the hostile frames = %q, %v", data, err)
+	}
+	if good.SessionID() != session {
+		t.Fatalf("good session changed from %#x to %#x", session, good.SessionID())
+	}
+	if got := env.srv.Ephemerals(session); len(got) != 1 {
+		t.Fatalf("good session's ephemerals = %v", got)
+	}
+}
+
+// TestConnectionLimit: connections over the cap are closed at once, as the
+// real server closes those over maxClientCnxns; a freed slot is usable.
+func TestConnectionLimit(t *testing.T) {
+	srv := zkfake.NewServer(zkfake.WithTickTime(testTick))
+	defer srv.Close()
+	l, err := wire.Listen(srv, "127.0.0.1:0", wire.WithTickTime(testTick), wire.WithMaxConnections(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	addr := l.Addr().String()
+	a, b := dialRaw(t, addr), dialRaw(t, addr)
+	a.connect(4000, 0, make([]byte, 16))
+	b.connect(4000, 0, make([]byte, 16))
+	over := dialRaw(t, addr)
+	over.wantClosed("third connection over a cap of two")
+	a.nc.Close()
+	// The slot frees once the server has seen a's close.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		c := dialRaw(t, addr)
+		c.nc.SetWriteDeadline(time.Now().Add(time.Second))
+		c.nc.Write(frame(connectBody(4000, 0, make([]byte, 16))))
+		c.nc.SetReadDeadline(time.Now().Add(time.Second))
+		var n [4]byte
+		if _, err := io.ReadFull(c.nc, n[:]); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no connection accepted after one of two closed")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestDroppedConnectionKeepsSession: a connection dropped without
+// closeSession leaves the session and its ephemerals; the client resumes
+// it with its id and password within the timeout; after the timeout it is
+// expired and the reconnect gets the zero answer.
+func TestDroppedConnectionKeepsSession(t *testing.T) {
+	env := serve(t)
+	addr := env.l.Addr().String()
+	c := dialRaw(t, addr)
+	timeout, id, passwd := c.connect(400, 0, make([]byte, 16))
+	if timeout != 400 {
+		t.Fatalf("negotiated timeout %dms, want 400", timeout)
+	}
+	create := cat(be32(1), be32(1), str("/eph"), be32(0), be32(1), be32(31), str("world"), str("anyone"), be32(int32(zk.FlagEphemeral)))
+	c.write(frame(create))
+	if r := c.read(); int32(binary.BigEndian.Uint32(r[12:])) != 0 {
+		t.Fatalf("create answered with error %d", int32(binary.BigEndian.Uint32(r[12:])))
+	}
+	c.nc.Close()
+
+	again := dialRaw(t, addr)
+	_, resumed, _ := again.connect(400, id, passwd)
+	if resumed != id {
+		t.Fatalf("reconnect got session %#x, want %#x", resumed, id)
+	}
+	if got := env.srv.Ephemerals(id); len(got) != 1 {
+		t.Fatalf("ephemerals after reconnect = %v", got)
+	}
+	wrong := dialRaw(t, addr)
+	if _, s, _ := wrong.connect(400, id, make([]byte, 16)); s != 0 {
+		t.Fatalf("reconnect with a wrong password got session %#x, want 0", s)
+	}
+	again.nc.Close()
+
+	deadline := time.Now().Add(5 * time.Second)
+	for len(env.srv.Ephemerals(id)) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("session of a dropped connection not expired after 5s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	late := dialRaw(t, addr)
+	if timeout, s, _ := late.connect(400, id, passwd); s != 0 || timeout != 0 {
+		t.Fatalf("reconnect after expiry got timeout %d session %#x, want 0 and 0", timeout, s)
+	}
+}
+
+// fourLetterWord sends a command and returns the server's whole answer.
+func fourLetterWord(t *testing.T, addr, word string) string {
+	t.Helper()
+	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := nc.Write([]byte(word)); err != nil {
+		t.Fatal(err)
+	}
+	out, err := io.ReadAll(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}
+
+// TestFourLetterWords checks ruok, srvr, stat and mntr against the real
+// server's format (as `echo srvr | nc` shows it on the dev server).
+func TestFourLetterWords(t *testing.T) {
+	env := serve(t)
+	addr := env.l.Addr().String()
+	c, _ := env.dial(t, 4*time.Second)
+	defer c.Close()
+	if _, err := c.Create("/n", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	if got := fourLetterWord(t, addr, "ruok"); got != "imok" {
+		t.Errorf("ruok = %q, want imok", got)
+	}
+	zxid := fmt.Sprintf("Zxid: 0x%x", env.srv.Zxid())
+	srvr := fourLetterWord(t, addr, "srvr")
+	wantPrefixes(t, "srvr", srvr, []string{
+		"Zookeeper version: 3.8.0", "Latency min/avg/max: ", "Received: ", "Sent: ",
+		"Connections: 2", "Outstanding: 0", zxid, "Mode: standalone", "Node count: 5",
+	})
+	stat := fourLetterWord(t, addr, "stat")
+	wantPrefixes(t, "stat", stat, []string{
+		"Zookeeper version: 3.8.0", "Clients:", " /127.0.0.1:", " /127.0.0.1:", "",
+		"Latency min/avg/max: ", "Received: ", "Sent: ", "Connections: 2", "Outstanding: 0",
+		zxid, "Mode: standalone", "Node count: 5",
+	})
+	mntr := fourLetterWord(t, addr, "mntr")
+	for _, line := range []string{"zk_version\t3.8.0", "zk_server_state\tstandalone", "zk_znode_count\t5\n", "zk_global_sessions\t1\n", "zk_num_alive_connections\t2\n"} {
+		if !strings.Contains(mntr, line) {
+			t.Errorf("mntr lacks %q:\n%s", line, mntr)
+		}
+	}
+	// A word off the whitelist is read as a frame length and refused.
+	if got := fourLetterWord(t, addr, "conf"); got != "" {
+		t.Errorf("conf = %q, want the connection closed with no answer", got)
+	}
+}
+
+// wantPrefixes checks that the answer's lines start with want's, in order,
+// and that it ends with a newline.
+func wantPrefixes(t *testing.T, word, got string, want []string) {
+	t.Helper()
+	if !strings.HasSuffix(got, "\n") {
+		t.Errorf("%s answer does not end with a newline: %q", word, got)
+	}
+	lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
+	if len(lines) != len(want) {
+		t.Fatalf("%s answered %d lines, want %d:\n%s", word, len(lines), len(want), got)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(lines[i], w) {
+			t.Errorf("%s line %d = %q, want prefix %q", word, i+1, lines[i], w)
+		}
+	}
+}
