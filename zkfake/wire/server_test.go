@@ -1,8 +1,8 @@
 package wire_test
 
 import (
-	"fmt"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"net"
 	"strings"
@@ -40,7 +40,7 @@ func TestHostileFramesCloseOnlyTheirConnection(t *testing.T) {
 		"create without its acl":           request(cat(be32(1), be32(1), str("/x"), be32(-1))),
 		"getChildren with a forged count":  request(cat(be32(1), be32(101), be64(0), be32(0x7fffffff))),
 		"acl vector count over the frame":  request(cat(be32(1), be32(1), str("/x"), be32(0), be32(1000000))),
-		"string length past the end":      request(cat(be32(1), be32(4), be32(1000), []byte("/a"))),
+		"string length past the end":       request(cat(be32(1), be32(4), be32(1000), []byte("/a"))),
 		"multi with an unknown op":         request(cat(be32(1), be32(14), be32(99), []byte{0}, be32(-1))),
 		"multi with no done header":        request(cat(be32(1), be32(14), be32(2), []byte{0}, be32(-1), str("/keep"), be32(-1))),
 	}
