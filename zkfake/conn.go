@@ -62,7 +62,7 @@ var _ recipe.Conn = (*Conn)(nil)
 // event. The fake emits the events of a reconnect or an expiry all at once,
 // so it holds more before it drops, as the real one does, what a reader
 // leaves unread.
-const eventChanSize = 256
+const eventChanSize = 64
 
 // reconnectRound is how long go-zookeeper waits between rounds of dialling
 // when no server answers; each round fails the requests queued meanwhile
