@@ -3,6 +3,7 @@ package wire_test
 import (
 	"io"
 	"log"
+	"sync"
 	"testing"
 	"time"
 
@@ -37,6 +38,9 @@ func (wireTarget) Run(t *testing.T, name string, body func(t *testing.T, env zkt
 type wireEnv struct {
 	srv *zkfake.Server
 	l   *wire.Listener
+
+	mu      sync.Mutex
+	proxies map[recipe.Conn]*partitionProxy
 }
 
 func serve(t testing.TB) *wireEnv {
@@ -50,7 +54,7 @@ func serve(t testing.TB) *wireEnv {
 		l.Close()
 		srv.Close()
 	})
-	return &wireEnv{srv: srv, l: l}
+	return &wireEnv{srv: srv, l: l, proxies: map[recipe.Conn]*partitionProxy{}}
 }
 
 var quiet = zk.WithLogger(log.New(io.Discard, "", 0))
@@ -58,7 +62,12 @@ var quiet = zk.WithLogger(log.New(io.Discard, "", 0))
 // dial connects go-zookeeper's client and waits for its session.
 func (e *wireEnv) dial(t testing.TB, timeout time.Duration) (*zk.Conn, <-chan zk.Event) {
 	t.Helper()
-	c, events, err := zk.Connect([]string{e.l.Addr().String()}, timeout, quiet)
+	return e.dialAddr(t, e.l.Addr().String(), timeout)
+}
+
+func (e *wireEnv) dialAddr(t testing.TB, addr string, timeout time.Duration) (*zk.Conn, <-chan zk.Event) {
+	t.Helper()
+	c, events, err := zk.Connect([]string{addr}, timeout, quiet)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,12 +85,35 @@ func (e *wireEnv) dial(t testing.TB, timeout time.Duration) (*zk.Conn, <-chan zk
 	}
 }
 
+// Connect connects through a proxy of the session's own, which Partition
+// and Heal act on.
 func (e *wireEnv) Connect(t testing.TB, timeout time.Duration) (recipe.Conn, <-chan zk.Event) {
 	t.Helper()
-	c, events := e.dial(t, timeout)
+	p := newPartitionProxy(t, e.l.Addr().String())
+	c, events := e.dialAddr(t, p.addr(), timeout)
 	t.Cleanup(c.Close)
+	e.mu.Lock()
+	e.proxies[c] = p
+	e.mu.Unlock()
 	return c, events
 }
+
+func (e *wireEnv) proxy(t testing.TB, conn recipe.Conn) *partitionProxy {
+	t.Helper()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	p, ok := e.proxies[conn]
+	if !ok {
+		t.Fatal("connection not made by this environment")
+	}
+	return p
+}
+
+// Partition holds the session's traffic both ways, new connections included.
+func (e *wireEnv) Partition(t testing.TB, conn recipe.Conn) { e.proxy(t, conn).partition() }
+
+// Heal lets the held traffic through.
+func (e *wireEnv) Heal(t testing.TB, conn recipe.Conn) { e.proxy(t, conn).heal() }
 
 func (e *wireEnv) Base() string { return "/zktest" }
 
@@ -101,8 +133,9 @@ func (e *wireEnv) Expire(t testing.TB, conn recipe.Conn) {
 }
 
 // TestConformance runs the conformance suite over go-zookeeper's client,
-// the wire protocol and the fake. Scenarios that need a Partitioner or
-// Members skip themselves.
+// the wire protocol and the fake; sessions are partitioned by a loopback
+// proxy. Scenarios that need Members (stopping ensemble members) skip
+// themselves.
 func TestConformance(t *testing.T) {
 	zktest.Run(t, wireTarget{})
 }
