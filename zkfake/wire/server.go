@@ -223,6 +223,9 @@ func (cc *clientConn) writeLoop() {
 			buf = append(buf, body...)
 		}
 		if len(buf) > 0 {
+			// A client that stops reading is dropped rather than left to
+			// pile up replies and notifications without bound.
+			cc.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
 			if _, err := cc.nc.Write(buf); err != nil {
 				cc.close()
 				return
@@ -279,6 +282,9 @@ func (cc *clientConn) readBody(n int32) ([]byte, error) {
 	cc.l.received.Add(1)
 	return buf, nil
 }
+
+// writeTimeout bounds how long a client may leave its replies unread.
+const writeTimeout = 30 * time.Second
 
 // connectTimeout bounds how long a connection may stay without a session.
 const connectTimeout = 10 * time.Second

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -221,4 +222,35 @@ func wantPrefixes(t *testing.T, word, got string, want []string) {
 			t.Errorf("%s line %d = %q, want prefix %q", word, i+1, lines[i], w)
 		}
 	}
+}
+
+// FuzzServeFrame sends an arbitrary frame on a fresh session of a live
+// listener; whatever the frame does (it may even delete nodes, as any
+// client may), the listener must keep serving: a bystander session still
+// answers, with the same session id, which the server still holds.
+func FuzzServeFrame(f *testing.F) {
+	f.Add(cat(be32(1), be32(4), str("/"), []byte{1}))
+	f.Add(cat(be32(1), be32(1), str("/f"), be32(1), []byte("x"), be32(1), be32(31), str("world"), str("anyone"), be32(1)))
+	f.Add(cat(be32(1), be32(14), be32(2), []byte{0}, be32(-1), str("/bystander"), be32(-1), be32(-1), []byte{1}, be32(-1)))
+	f.Add(cat(be32(-8), be32(101), be64(0), be32(1), str("/a"), be32(0), be32(-1)))
+	f.Add(cat(be32(1), be32(-11)))
+	f.Add(be32(0x7fffffff))
+	env := serve(f)
+	addr := env.l.Addr().String()
+	bystander, _ := env.dial(f, 4*time.Second)
+	defer bystander.Close()
+	session := bystander.SessionID()
+	f.Fuzz(func(t *testing.T, body []byte) {
+		c := dialRaw(t, addr)
+		c.connect(4000, 0, make([]byte, 16))
+		c.nc.SetWriteDeadline(time.Now().Add(time.Second))
+		c.nc.Write(frame(body))
+		c.nc.Close()
+		if ok, _, err := bystander.Exists("/"); err != nil || !ok {
+			t.Fatalf("bystander after the frame: exists(/)=%v err=%v", ok, err)
+		}
+		if bystander.SessionID() != session || !slices.Contains(env.srv.Sessions(), session) {
+			t.Fatalf("bystander's session %#x lost (now %#x; server holds %v)", session, bystander.SessionID(), env.srv.Sessions())
+		}
+	})
 }
