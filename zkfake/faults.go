@@ -62,8 +62,16 @@ func (c *Conn) Heal() {
 		c.notice.Stop()
 		c.notice = nil
 	}
+	c.restoreLink()
+}
+
+// restoreLink brings a cut link back before the client noticed the cut:
+// the connection carries on, with the events sent meanwhile, unless the
+// server expired the session in between, which the client learns at once.
+// Called with srv.mu held.
+func (c *Conn) restoreLink() {
+	s := c.srv
 	if s.conns[c.session] != c {
-		// Expired meanwhile: the client learns it now.
 		c.dropLink(zk.ErrConnectionClosed)
 		c.reconnect()
 		return
@@ -218,13 +226,5 @@ func (c *Conn) Resume() {
 	if c.link != linkCut {
 		return
 	}
-	if s.conns[c.session] != c {
-		c.dropLink(zk.ErrConnectionClosed)
-		c.reconnect()
-		return
-	}
-	s.disarmExpiry(c.session)
-	c.link = linkUp
-	c.release()
-	c.wake()
+	c.restoreLink()
 }

@@ -480,17 +480,27 @@ type read struct {
 	stat     zk.Stat
 }
 
-// getData reads a node, setting a data watch if asked and allowed.
-func (st *state) getData(v view, session int64, path string, watch bool) (read, error) {
+// readable returns the node at path if the session may read it, and then,
+// if asked, sets a watch in table: a read that fails sets none.
+func (st *state) readable(v view, session int64, path string, table map[string]map[int64]struct{}, watch bool) (*znode, error) {
 	n := v.tree.get(path)
 	if n == nil {
-		return read{}, zk.ErrNoNode
+		return nil, zk.ErrNoNode
 	}
 	if err := checkACL(n.acl, zk.PermRead, st.ids(st.sessions[session])); err != nil {
-		return read{}, err
+		return nil, err
 	}
 	if watch {
-		addWatch(v.watches.data, path, session)
+		addWatch(table, path, session)
+	}
+	return n, nil
+}
+
+// getData reads a node, setting a data watch if asked and allowed.
+func (st *state) getData(v view, session int64, path string, watch bool) (read, error) {
+	n, err := st.readable(v, session, path, v.watches.data, watch)
+	if err != nil {
+		return read{}, err
 	}
 	return read{data: cloneBytes(n.data), stat: n.stat()}, nil
 }
@@ -511,15 +521,9 @@ func (st *state) exists(v view, session int64, path string, watch bool) (read, e
 // getChildren lists a node's children, setting a child watch if asked and
 // allowed.
 func (st *state) getChildren(v view, session int64, path string, watch bool) (read, error) {
-	n := v.tree.get(path)
-	if n == nil {
-		return read{}, zk.ErrNoNode
-	}
-	if err := checkACL(n.acl, zk.PermRead, st.ids(st.sessions[session])); err != nil {
+	n, err := st.readable(v, session, path, v.watches.child, watch)
+	if err != nil {
 		return read{}, err
-	}
-	if watch {
-		addWatch(v.watches.child, path, session)
 	}
 	return read{children: n.sortedChildren(), stat: n.stat()}, nil
 }
