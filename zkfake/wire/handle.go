@@ -136,8 +136,10 @@ func (s *session) handle(cc *clientConn, req *request) bool {
 		cc.sendAndClose(replyHeader(req.xid, s.l.srv.Zxid(), codeOK).buf)
 		return false
 	default:
-		cc.send(replyHeader(req.xid, s.l.srv.Zxid(), codeUnimplemented).buf)
-		return true
+		// As the real server does with an op it does not know: answer
+		// ZUNIMPLEMENTED with zxid -1, then close the connection.
+		cc.sendAndClose(replyHeader(req.xid, -1, codeUnimplemented).buf)
+		return false
 	}
 	if isConnectionError(err) {
 		return false

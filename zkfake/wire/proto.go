@@ -219,6 +219,9 @@ type connectRequest struct {
 	sessionID       int64
 	passwd          []byte
 	readOnly        bool
+	// hasReadOnly tells whether the client sent the readOnly flag (the Java
+	// client does, go-zookeeper does not); the server answers in kind.
+	hasReadOnly bool
 }
 
 func decodeConnect(frame []byte) (*connectRequest, error) {
@@ -231,7 +234,7 @@ func decodeConnect(frame []byte) (*connectRequest, error) {
 		passwd:          r.buffer(),
 	}
 	if r.err == nil && len(r.buf) > 0 {
-		c.readOnly = r.bool()
+		c.readOnly, c.hasReadOnly = r.bool(), true
 	}
 	if r.err != nil {
 		return nil, r.err
@@ -239,15 +242,17 @@ func decodeConnect(frame []byte) (*connectRequest, error) {
 	return c, nil
 }
 
-// encodeConnectResponse answers a connect request; the trailing readOnly
-// flag is always sent, as the real server sends it.
-func encodeConnectResponse(timeout int32, sessionID int64, passwd []byte) []byte {
+// encodeConnectResponse answers a connect request. The trailing readOnly
+// flag goes only to a client that sent one, as the real server does.
+func encodeConnectResponse(timeout int32, sessionID int64, passwd []byte, withReadOnly bool) []byte {
 	w := &writer{}
 	w.int32(0)
 	w.int32(timeout)
 	w.int64(sessionID)
 	w.buffer(passwd)
-	w.bool(false)
+	if withReadOnly {
+		w.bool(false)
+	}
 	return w.buf
 }
 

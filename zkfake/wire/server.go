@@ -373,8 +373,8 @@ func (l *Listener) handshake(cc *clientConn, creq *connectRequest) *session {
 		l.mu.Lock()
 		s := l.sessions[creq.sessionID]
 		l.mu.Unlock()
-		if s == nil || string(s.passwd) != string(creq.passwd) || !s.attach(cc) {
-			cc.sendAndClose(encodeConnectResponse(0, 0, make([]byte, 16)))
+		if s == nil || string(s.passwd) != string(creq.passwd) || !s.attach(cc, creq.hasReadOnly) {
+			cc.sendAndClose(encodeConnectResponse(0, 0, make([]byte, 16), creq.hasReadOnly))
 			<-cc.done
 			return nil
 		}
@@ -390,7 +390,7 @@ func (l *Listener) handshake(cc *clientConn, creq *connectRequest) *session {
 	cc.mu.Lock()
 	cc.session = s
 	cc.mu.Unlock()
-	if !s.attach(cc) {
+	if !s.attach(cc, creq.hasReadOnly) {
 		return nil
 	}
 	return s

@@ -254,3 +254,35 @@ func FuzzServeFrame(f *testing.F) {
 		}
 	})
 }
+
+// TestUnknownOpClosesTheConnection: the real 3.8 server answers an op code
+// it does not know with ZUNIMPLEMENTED (-6) and zxid -1, then closes the
+// connection (checked against the dev server with a raw client).
+func TestUnknownOpClosesTheConnection(t *testing.T) {
+	env := serve(t)
+	c := dialRaw(t, env.l.Addr().String())
+	c.connect(4000, 0, make([]byte, 16))
+	c.write(frame(cat(be32(2), be32(999), str("/"))))
+	want := cat(be32(2), be64(-1), be32(-6))
+	if got := c.read(); string(got) != string(want) {
+		t.Fatalf("reply to op 999 = %x, want %x", got, want)
+	}
+	c.wantClosed("after an unknown op")
+}
+
+// TestConnectResponseReadOnlyFlag: the real server appends the readOnly
+// flag to its connect response only when the client sent one (checked
+// against the dev server): 36 bytes for go-zookeeper, 37 for the Java client.
+func TestConnectResponseReadOnlyFlag(t *testing.T) {
+	env := serve(t)
+	for _, tc := range []struct {
+		readOnly []byte
+		want     int
+	}{{nil, 36}, {[]byte{0}, 37}} {
+		c := dialRaw(t, env.l.Addr().String())
+		c.write(frame(cat(connectBody(4000, 0, make([]byte, 16)), tc.readOnly)))
+		if got := len(c.read()); got != tc.want {
+			t.Errorf("connect response with readOnly %v sent: %d bytes, want %d", tc.readOnly, got, tc.want)
+		}
+	}
+}

@@ -95,7 +95,7 @@ func notification(t zk.EventType, path string) []byte {
 // attach makes cc the session's connection, dropping the one it had, answers
 // the connect request and sends the notifications raised meanwhile. It
 // returns false if the session has ended.
-func (s *session) attach(cc *clientConn) bool {
+func (s *session) attach(cc *clientConn, withReadOnly bool) bool {
 	s.mu.Lock()
 	if s.dead {
 		s.mu.Unlock()
@@ -108,7 +108,7 @@ func (s *session) attach(cc *clientConn) bool {
 	} else {
 		s.timer.Reset(s.timeout)
 	}
-	cc.send(encodeConnectResponse(int32(s.timeout/time.Millisecond), s.id, s.passwd))
+	cc.send(encodeConnectResponse(int32(s.timeout/time.Millisecond), s.id, s.passwd, withReadOnly))
 	for _, body := range s.pending {
 		cc.send(body)
 	}
