@@ -125,7 +125,8 @@ func (s *session) handle(cc *clientConn, req *request) bool {
 			return false
 		}
 	case opSetWatches, opSetWatches2:
-		s.setWatches(cc, req)
+		s.setWatches(cc, req) // sends its own reply, after the events
+		return true
 	case opClose:
 		// Closing fires the watches on the session's own ephemerals; their
 		// notifications go out on cc before the reply, so cc is detached

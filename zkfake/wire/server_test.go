@@ -2,6 +2,7 @@ package wire_test
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -284,5 +285,100 @@ func TestConnectResponseReadOnlyFlag(t *testing.T) {
 		if got := len(c.read()); got != tc.want {
 			t.Errorf("connect response with readOnly %v sent: %d bytes, want %d", tc.readOnly, got, tc.want)
 		}
+	}
+}
+
+// TestSetWatchesFiresWhatChanged: setWatches for watches the session does
+// not hold on the server (as after a reconnect to a server that lost them)
+// fires at once those whose nodes changed after the client's zxid, as the
+// real server does, and sets the others, which fire on the next change.
+func TestSetWatchesFiresWhatChanged(t *testing.T) {
+	env := serve(t)
+	writer, _ := env.dial(t, 4*time.Second)
+	defer writer.Close()
+	acl := zk.WorldACL(zk.PermAll)
+	for _, p := range []string{"/old", "/changed"} {
+		if _, err := writer.Create(p, nil, 0, acl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := env.srv.Zxid()
+	if _, err := writer.Set("/changed", []byte("x"), -1); err != nil {
+		t.Fatal(err)
+	}
+
+	c := dialRaw(t, env.l.Addr().String())
+	c.connect(4000, 0, make([]byte, 16))
+	strs := func(ss ...string) []byte {
+		out := be32(int32(len(ss)))
+		for _, s := range ss {
+			out = append(out, str(s)...)
+		}
+		return out
+	}
+	c.write(frame(cat(be32(-8), be32(101), be64(seen),
+		strs("/old", "/changed"), strs("/new"), strs("/missing"))))
+	notification := func(typ zk.EventType, path string) string {
+		return string(cat(be32(-1), be64(-1), be32(0), be32(int32(typ)), be32(3), str(path)))
+	}
+	got := map[string]bool{}
+	for range 3 {
+		got[string(c.read())] = true
+	}
+	for _, want := range []string{
+		notification(zk.EventNodeDataChanged, "/changed"),
+		notification(zk.EventNodeDeleted, "/missing"),
+		string(cat(be32(-8), be64(env.srv.Zxid()), be32(0))), // the one reply
+	} {
+		if !got[want] {
+			t.Errorf("no notification %x among the replies", want)
+		}
+	}
+	// The watches that did not fire are set: the next changes fire them.
+	if _, err := writer.Set("/old", []byte("y"), -1); err != nil {
+		t.Fatal(err)
+	}
+	if r := string(c.read()); r != notification(zk.EventNodeDataChanged, "/old") {
+		t.Fatalf("after Set(/old): %x", r)
+	}
+	if _, err := writer.Create("/new", nil, 0, acl); err != nil {
+		t.Fatal(err)
+	}
+	if r := string(c.read()); r != notification(zk.EventNodeCreated, "/new") {
+		t.Fatalf("after Create(/new): %x", r)
+	}
+}
+
+// TestServe serves on a listener the caller made and returns once it is
+// closed.
+func TestServe(t *testing.T) {
+	srv := zkfake.NewServer(zkfake.WithTickTime(testTick))
+	defer srv.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- wire.Serve(srv, ln, wire.WithTickTime(testTick)) }()
+	c, _, err := zk.Connect([]string{ln.Addr().String()}, 4*time.Second, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Create("/s", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	ln.Close()
+	select {
+	case err := <-done:
+		if !errors.Is(err, net.ErrClosed) {
+			t.Fatalf("Serve returned %v, want net.ErrClosed", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Serve did not return after its listener closed")
+	}
+	c.Close()
+	// Serve closed the sessions it opened: the ephemeral is gone.
+	if n := len(srv.Sessions()); n != 0 {
+		t.Fatalf("%d sessions left after Serve returned", n)
 	}
 }
