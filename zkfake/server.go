@@ -134,22 +134,8 @@ func (s *Server) Connect(sessionTimeout time.Duration, opts ...ConnOption) (*Con
 
 // negotiate clamps a requested session timeout to 2..20 ticks.
 func (s *Server) negotiate(requested time.Duration) time.Duration {
-	min, max := 2*s.cfg.tickTime, 20*s.cfg.tickTime
-	return min32(max32(requested.Truncate(time.Millisecond), min), max)
-}
-
-func min32(a, b time.Duration) time.Duration {
-	if a < b {
-		return a
-	}
-	return b
-}
-
-func max32(a, b time.Duration) time.Duration {
-	if a > b {
-		return a
-	}
-	return b
+	lo, hi := 2*s.cfg.tickTime, 20*s.cfg.tickTime
+	return min(max(requested.Truncate(time.Millisecond), lo), hi)
 }
 
 // openSession gives c a new session. Called with s.mu held.
