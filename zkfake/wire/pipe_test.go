@@ -32,7 +32,7 @@ func (pipeTarget) Run(t *testing.T, name string, body func(t *testing.T, env zkt
 				defer close(served)
 				wire.Serve(srv, ln, wire.WithTickTime(testTick))
 			}()
-			env := &pipeEnv{srv: srv, ln: ln, links: map[recipe.Conn]*pipeLink{}}
+			env := &pipeEnv{servedEnv: newServedEnv(srv), ln: ln}
 			defer func() {
 				ln.Close()
 				<-served
@@ -130,10 +130,8 @@ func (p *pipeLink) heal() {
 
 // pipeEnv is a scenario's view of a fake served over pipes.
 type pipeEnv struct {
-	srv   *zkfake.Server
-	ln    *pipeListener
-	mu    sync.Mutex
-	links map[recipe.Conn]*pipeLink
+	servedEnv
+	ln *pipeListener
 }
 
 func (e *pipeEnv) Connect(t testing.TB, timeout time.Duration) (recipe.Conn, <-chan zk.Event) {
@@ -149,34 +147,8 @@ func (e *pipeEnv) Connect(t testing.TB, timeout time.Duration) (recipe.Conn, <-c
 		}
 	}
 	t.Cleanup(c.Close)
-	e.mu.Lock()
-	e.links[c] = link
-	e.mu.Unlock()
+	e.remember(c, link)
 	return c, events
-}
-
-func (e *pipeEnv) link(t testing.TB, conn recipe.Conn) *pipeLink {
-	t.Helper()
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	l, ok := e.links[conn]
-	if !ok {
-		t.Fatal("connection not made by this environment")
-	}
-	return l
-}
-
-func (e *pipeEnv) Partition(t testing.TB, conn recipe.Conn) { e.link(t, conn).partition() }
-func (e *pipeEnv) Heal(t testing.TB, conn recipe.Conn)      { e.link(t, conn).heal() }
-func (e *pipeEnv) Base() string                             { return "/zktest" }
-func (e *pipeEnv) Real() bool                               { return false }
-func (e *pipeEnv) TickTime() time.Duration                  { return testTick }
-
-func (e *pipeEnv) Expire(t testing.TB, conn recipe.Conn) {
-	t.Helper()
-	if id := conn.(*zk.Conn).SessionID(); !e.srv.Expire(id) {
-		t.Fatalf("no session %#x to expire", id)
-	}
 }
 
 // TestConformanceInVirtualTime runs the conformance suite over

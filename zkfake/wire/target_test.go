@@ -34,13 +34,68 @@ func (wireTarget) Run(t *testing.T, name string, body func(t *testing.T, env zkt
 	})
 }
 
-// wireEnv is a scenario's view of a served fake.
+// wireEnv is a scenario's view of a fake served over TCP.
 type wireEnv struct {
-	srv *zkfake.Server
-	l   *wire.Listener
+	servedEnv
+	l *wire.Listener
+}
 
-	mu      sync.Mutex
-	proxies map[recipe.Conn]*partitionProxy
+// cutter is a client's way to the server that can be cut and restored.
+type cutter interface {
+	partition()
+	heal()
+}
+
+// servedEnv is what both environments share: the fake behind the wire,
+// and each session's cutter, for Partition and Heal.
+type servedEnv struct {
+	srv   *zkfake.Server
+	mu    sync.Mutex
+	links map[recipe.Conn]cutter
+}
+
+func newServedEnv(srv *zkfake.Server) servedEnv {
+	return servedEnv{srv: srv, links: map[recipe.Conn]cutter{}}
+}
+
+func (e *servedEnv) remember(conn recipe.Conn, link cutter) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.links[conn] = link
+}
+
+func (e *servedEnv) link(t testing.TB, conn recipe.Conn) cutter {
+	t.Helper()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	l, ok := e.links[conn]
+	if !ok {
+		t.Fatal("connection not made by this environment")
+	}
+	return l
+}
+
+// Partition cuts the session's way to the server until Heal.
+func (e *servedEnv) Partition(t testing.TB, conn recipe.Conn) { e.link(t, conn).partition() }
+
+// Heal restores it.
+func (e *servedEnv) Heal(t testing.TB, conn recipe.Conn) { e.link(t, conn).heal() }
+
+func (e *servedEnv) Base() string { return "/zktest" }
+
+// Real is false: the server behind the wire is the fake.
+func (e *servedEnv) Real() bool { return false }
+
+func (e *servedEnv) TickTime() time.Duration { return testTick }
+
+// Expire expires the session on the fake server; the listener then drops
+// the connection, and the client learns of the expiry when it reconnects.
+func (e *servedEnv) Expire(t testing.TB, conn recipe.Conn) {
+	t.Helper()
+	id := conn.(*zk.Conn).SessionID()
+	if !e.srv.Expire(id) {
+		t.Fatalf("no session %#x to expire", id)
+	}
 }
 
 func serve(t testing.TB) *wireEnv {
@@ -54,7 +109,7 @@ func serve(t testing.TB) *wireEnv {
 		l.Close()
 		srv.Close()
 	})
-	return &wireEnv{srv: srv, l: l, proxies: map[recipe.Conn]*partitionProxy{}}
+	return &wireEnv{servedEnv: newServedEnv(srv), l: l}
 }
 
 var quiet = zk.WithLogger(log.New(io.Discard, "", 0))
@@ -92,44 +147,8 @@ func (e *wireEnv) Connect(t testing.TB, timeout time.Duration) (recipe.Conn, <-c
 	p := newPartitionProxy(t, e.l.Addr().String())
 	c, events := e.dialAddr(t, p.addr(), timeout)
 	t.Cleanup(c.Close)
-	e.mu.Lock()
-	e.proxies[c] = p
-	e.mu.Unlock()
+	e.remember(c, p)
 	return c, events
-}
-
-func (e *wireEnv) proxy(t testing.TB, conn recipe.Conn) *partitionProxy {
-	t.Helper()
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	p, ok := e.proxies[conn]
-	if !ok {
-		t.Fatal("connection not made by this environment")
-	}
-	return p
-}
-
-// Partition holds the session's traffic both ways, new connections included.
-func (e *wireEnv) Partition(t testing.TB, conn recipe.Conn) { e.proxy(t, conn).partition() }
-
-// Heal lets the held traffic through.
-func (e *wireEnv) Heal(t testing.TB, conn recipe.Conn) { e.proxy(t, conn).heal() }
-
-func (e *wireEnv) Base() string { return "/zktest" }
-
-// Real is false: the server behind the wire is the fake.
-func (e *wireEnv) Real() bool { return false }
-
-func (e *wireEnv) TickTime() time.Duration { return testTick }
-
-// Expire expires the session on the fake server; the listener then drops
-// the connection, and the client learns of the expiry when it reconnects.
-func (e *wireEnv) Expire(t testing.TB, conn recipe.Conn) {
-	t.Helper()
-	id := conn.(*zk.Conn).SessionID()
-	if !e.srv.Expire(id) {
-		t.Fatalf("no session %#x to expire", id)
-	}
 }
 
 // TestConformanceOverTCP runs the scenarios that need no waiting over real
