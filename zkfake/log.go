@@ -25,6 +25,7 @@ const (
 	RecordFault
 )
 
+// String names the kind as Record.String shows it.
 func (k RecordKind) String() string {
 	switch k {
 	case RecordOp:
