@@ -46,7 +46,7 @@ type fakeEnv struct {
 	base string
 }
 
-// Server returns the fake server behind an Env made by NewTarget, for
+// ServerOf returns the fake server behind an Env made by NewTarget, for
 // scenarios that inspect it; ok is false for any other Env.
 func ServerOf(env zktest.Env) (srv *Server, ok bool) {
 	e, ok := env.(*fakeEnv)
