@@ -52,6 +52,7 @@ type Conn struct {
 	dial        timer         // the next reconnect attempt
 	creds       []credential
 	held        []heldEvent // watch events sent while the link was cut
+	connGen     int         // counts dropped connections
 }
 
 var _ recipe.Conn = (*Conn)(nil)
@@ -243,12 +244,14 @@ func (c *Conn) exchange(op, path string, size int, apply func(st *state) error) 
 			return zk.ErrConnectionClosed
 		case linkCut:
 			// The request is on the wire; it gets through if the partition
-			// heals before the client gives up on the connection.
-			changed := c.changed
+			// heals before the client gives up on the connection. If that
+			// connection is dropped meanwhile, the request goes with it,
+			// even if a new connection is up by the time we look.
+			changed, conn := c.changed, c.connGen
 			s.mu.Unlock()
 			<-changed
 			s.mu.Lock()
-			if c.link != linkUp {
+			if c.link != linkUp || c.connGen != conn {
 				return zk.ErrConnectionClosed
 			}
 		case linkDown:
@@ -346,6 +349,7 @@ func (c *Conn) dropLink(err error) {
 		s.armExpiry(c.session, c.timeout)
 	}
 	c.link = linkDown
+	c.connGen++
 	c.held = nil // lost with the connection; setWatches makes up for them
 	c.round = make(chan struct{})
 	c.sendEvent(sessionEvent(zk.StateDisconnected, s.cfg.addr))

@@ -401,3 +401,25 @@ func TestCrashedClientReportsNoSession(t *testing.T) {
 		}
 	})
 }
+
+func TestRequestInFlightGoesWithItsConnection(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := zkfake.NewServer()
+		c, _ := connect(t, srv, 10*time.Second)
+		c.Partition()
+		done := make(chan error)
+		go func() {
+			_, err := c.Create("/in-flight", nil, 0, open)
+			done <- err
+		}()
+		synctest.Wait()
+		srv.Expire(c.SessionID()) // the server gives up on the session meanwhile
+		c.Heal()                  // the client learns of it and starts a new session
+		if err := <-done; err != zk.ErrConnectionClosed {
+			t.Fatalf("request sent on the old connection: %v, want ErrConnectionClosed", err)
+		}
+		if exists(t, c, "/in-flight") {
+			t.Fatal("a request of the dropped connection ran on the new session")
+		}
+	})
+}
