@@ -244,11 +244,14 @@ func (cc *clientConn) writeLoop() {
 // times out or the client reconnects.
 func (cc *clientConn) close() {
 	cc.once.Do(func() {
-		close(cc.done)
-		cc.nc.Close()
+		// Leave the listener's count before the client can see the close,
+		// so that what it asks next (a four-letter word, say) does not
+		// count this connection.
 		cc.l.mu.Lock()
 		delete(cc.l.conns, cc)
 		cc.l.mu.Unlock()
+		close(cc.done)
+		cc.nc.Close()
 		cc.mu.Lock()
 		s := cc.session
 		cc.mu.Unlock()
