@@ -334,7 +334,7 @@ func (c *Conn) readOp(op, path string, stat zk.Stat, err error) {
 // when a reply is lost with the server still reachable. Called with srv.mu
 // held.
 func (c *Conn) bounce() {
-	c.dropLink(zk.ErrConnectionClosed)
+	c.dropLink()
 	c.reconnect()
 }
 
@@ -342,18 +342,26 @@ func (c *Conn) bounce() {
 // forgets the session's watches (the client re-arms them) and starts the
 // session's expiry countdown; the client reports StateDisconnected. Called
 // with srv.mu held.
-func (c *Conn) dropLink(err error) {
+func (c *Conn) dropLink() {
 	s := c.srv
-	if s.conns[c.session] == c {
-		s.dropWatches(c.session)
-		s.armExpiry(c.session, c.timeout)
-	}
+	c.unheard()
 	c.link = linkDown
 	c.connGen++
 	c.held = nil // lost with the connection; setWatches makes up for them
 	c.round = make(chan struct{})
 	c.sendEvent(sessionEvent(zk.StateDisconnected, s.cfg.addr))
 	c.wake()
+}
+
+// unheard is the server's side of losing the client's connection: it
+// forgets the session's watches (a returning client re-arms them) and
+// starts the session's expiry countdown. Called with srv.mu held.
+func (c *Conn) unheard() {
+	s := c.srv
+	if s.conns[c.session] == c {
+		s.dropWatches(c.session)
+		s.armExpiry(c.session, c.timeout)
+	}
 }
 
 // reconnect dials the server again. If the client is still partitioned, the
@@ -469,10 +477,7 @@ func (c *Conn) crash() {
 	if c.link == linkCrashed || c.link == linkClosed {
 		return
 	}
-	if s.conns[c.session] == c {
-		s.dropWatches(c.session)
-		s.armExpiry(c.session, c.timeout)
-	}
+	c.unheard()
 	c.stopTimers()
 	c.link = linkCrashed
 	c.held = nil

@@ -2,8 +2,6 @@ package zkfake
 
 import (
 	"strings"
-
-	"github.com/go-zookeeper/zk"
 )
 
 // Partition cuts the client off from the server, both ways. Nothing is
@@ -35,7 +33,7 @@ func (c *Conn) Partition() {
 		defer s.mu.Unlock()
 		c.notice = nil
 		if c.link == linkCut {
-			c.dropLink(zk.ErrConnectionClosed)
+			c.dropLink()
 			c.reconnect()
 		}
 	})
@@ -72,7 +70,7 @@ func (c *Conn) Heal() {
 func (c *Conn) restoreLink() {
 	s := c.srv
 	if s.conns[c.session] != c {
-		c.dropLink(zk.ErrConnectionClosed)
+		c.dropLink()
 		c.reconnect()
 		return
 	}

@@ -2,9 +2,8 @@ package zkfake
 
 import (
 	"sort"
+	"strconv"
 	"time"
-
-	"github.com/go-zookeeper/zk"
 )
 
 // A server made WithEnsemble models a ZooKeeper ensemble: a leader that
@@ -164,7 +163,7 @@ func (s *Server) CatchUp(i int) {
 // Member returns the ensemble member the session is connected to.
 func (c *Conn) Member() int { return c.member }
 
-func memberName(i int) string { return "member " + string(rune('0'+i%10)) }
+func memberName(i int) string { return "member " + strconv.Itoa(i) }
 
 func boolWord(b bool) string {
 	if b {
@@ -239,7 +238,7 @@ func (s *Server) StopMember(i int) {
 	}
 	for _, c := range s.connsInOrder() {
 		if c.link == linkUp && (lost || c.member == i) {
-			c.dropLink(zk.ErrConnectionClosed)
+			c.dropLink()
 			c.reconnect()
 		}
 	}

@@ -266,7 +266,7 @@ func (s *Server) Expire(sessionID int64) bool {
 	c := s.conns[sessionID]
 	connected := c != nil && c.link == linkUp
 	if connected {
-		c.dropLink(zk.ErrConnectionClosed)
+		c.dropLink()
 	}
 	s.endSession(sessionID, "expireSession")
 	if connected {
