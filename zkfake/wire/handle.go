@@ -251,10 +251,12 @@ func (s *session) setWatches(cc *clientConn, req *request) {
 		if s.holds(p, watchExist) {
 			continue
 		}
-		ok, stat, err := conn.Exists(p)
+		// The server fires NodeCreated for an exist watch whose node is
+		// there, whatever its zxids (DataTree.setWatches).
+		ok, _, err := conn.Exists(p)
 		switch {
 		case err != nil:
-		case ok && stat.Mzxid > rel:
+		case ok:
 			fire(zk.EventNodeCreated, p)
 		default:
 			if _, _, _, err := conn.ExistsW(p); err == nil {
