@@ -330,9 +330,10 @@ func (c *Conn) readOp(op, path string, stat zk.Stat, err error) {
 	}
 }
 
-// bounce drops the connection and reconnects at once, as the client does
-// when a reply is lost with the server still reachable. Called with srv.mu
-// held.
+// bounce drops the connection and has the client dial again at once, as
+// it does whenever it finds its connection gone: a lost reply, a partition
+// noticed, a member stopped. If the server cannot be reached, the attempt
+// fails and rounds of retries follow. Called with srv.mu held.
 func (c *Conn) bounce() {
 	c.dropLink()
 	c.reconnect()

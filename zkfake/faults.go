@@ -33,8 +33,7 @@ func (c *Conn) Partition() {
 		defer s.mu.Unlock()
 		c.notice = nil
 		if c.link == linkCut {
-			c.dropLink()
-			c.reconnect()
+			c.bounce()
 		}
 	})
 }
@@ -70,8 +69,7 @@ func (c *Conn) Heal() {
 func (c *Conn) restoreLink() {
 	s := c.srv
 	if s.conns[c.session] != c {
-		c.dropLink()
-		c.reconnect()
+		c.bounce()
 		return
 	}
 	s.disarmExpiry(c.session)

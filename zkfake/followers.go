@@ -238,8 +238,7 @@ func (s *Server) StopMember(i int) {
 	}
 	for _, c := range s.connsInOrder() {
 		if c.link == linkUp && (lost || c.member == i) {
-			c.dropLink()
-			c.reconnect()
+			c.bounce()
 		}
 	}
 }
