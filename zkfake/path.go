@@ -12,24 +12,59 @@ import (
 // zk.ErrInvalidPath and no request reaching the server. A sequential create
 // may end in '/', since the server appends the sequence number.
 func checkClientPath(path string, sequential bool) error {
-	if path == "" || path[0] != '/' {
+	if !validPath(path, sequential, false) {
 		return zk.ErrInvalidPath
+	}
+	return nil
+}
+
+// serverPathOK applies the server's own path check (ZooKeeper's
+// PathUtils.validatePath) to a path that passed the client's. The two
+// differ in one place: the server sees the path as UTF-16, so a character
+// outside the Basic Multilingual Plane arrives as surrogates, which it
+// refuses.
+func serverPathOK(path string) bool {
+	return validPath(path, false, true)
+}
+
+// plainPathByte marks the bytes that need no second look in a path: every
+// printable ASCII byte but '/' and '.', which may start an empty or a
+// relative segment. Every request's path is checked at least once, so the
+// common byte costs one table lookup.
+var plainPathByte = func() (plain [256]bool) {
+	for b := 0x20; b < 0x7f; b++ {
+		plain[b] = b != '/' && b != '.'
+	}
+	return plain
+}()
+
+// validPath is the check behind checkClientPath and serverPathOK; server
+// adds the server's refusal of characters outside the Basic Multilingual
+// Plane.
+func validPath(path string, sequential, server bool) bool {
+	if path == "" || path[0] != '/' {
+		return false
 	}
 	if len(path) == 1 {
-		return nil
+		return true
 	}
 	if !sequential && path[len(path)-1] == '/' {
-		return zk.ErrInvalidPath
+		return false
 	}
 	for i := 1; i < len(path); {
-		if b := path[i]; b < utf8.RuneSelf {
+		b := path[i]
+		if plainPathByte[b] {
+			i++
+			continue
+		}
+		if b < utf8.RuneSelf {
 			switch {
 			case b == '/' && path[i-1] == '/':
-				return zk.ErrInvalidPath
+				return false
 			case b == '.' && isRelativeSegment(path, i):
-				return zk.ErrInvalidPath
+				return false
 			case b <= 0x1f, b == 0x7f:
-				return zk.ErrInvalidPath
+				return false
 			}
 			i++
 			continue
@@ -37,11 +72,13 @@ func checkClientPath(path string, sequential bool) error {
 		r, width := utf8.DecodeRuneInString(path[i:])
 		switch {
 		case r >= 0x7f && r <= 0x9f, r >= 0xf000 && r <= 0xf8ff, r >= 0xfff0 && r < 0xffff:
-			return zk.ErrInvalidPath
+			return false
+		case server && r > 0xffff:
+			return false
 		}
 		i += width
 	}
-	return nil
+	return true
 }
 
 // isRelativeSegment reports whether the '.' at path[i] ends a "." or ".."
@@ -77,23 +114,4 @@ func joinPath(parent, child string) string {
 		return "/" + child
 	}
 	return parent + "/" + child
-}
-
-// serverPathOK applies the server's own path check (ZooKeeper's
-// PathUtils.validatePath) to a path that passed the client's. The two
-// differ in one place: the server sees the path as UTF-16, so a character
-// outside the Basic Multilingual Plane arrives as surrogates, which it
-// refuses.
-func serverPathOK(path string) bool {
-	for i := 0; i < len(path); i++ {
-		if path[i] >= utf8.RuneSelf {
-			for _, r := range path[i:] {
-				if r > 0xffff {
-					return false
-				}
-			}
-			break
-		}
-	}
-	return checkClientPath(path, false) == nil
 }

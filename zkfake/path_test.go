@@ -1,0 +1,77 @@
+package zkfake
+
+import (
+	"testing"
+	"unicode/utf8"
+)
+
+// referencePathCheck is ZooKeeper's PathUtils.validatePath written plainly,
+// a character at a time, over the path as the server decodes it: the
+// yardstick for validPath's table-driven loop.
+func referencePathCheck(path string, sequential, server bool) bool {
+	if path == "" || path[0] != '/' {
+		return false
+	}
+	if len(path) == 1 {
+		return true
+	}
+	if !sequential && path[len(path)-1] == '/' {
+		return false
+	}
+	var last rune = '/'
+	var segment []rune
+	for _, r := range path[1:] {
+		switch {
+		case r == 0:
+			return false
+		case r == '/' && last == '/':
+			return false
+		case r > 0 && r <= 0x1f, r >= 0x7f && r <= 0x9f, r >= 0xf000 && r <= 0xf8ff, r >= 0xfff0 && r < 0xffff:
+			return false
+		case server && r > 0xffff:
+			return false
+		}
+		if r == '/' {
+			if s := string(segment); s == "." || s == ".." {
+				return false
+			}
+			segment = segment[:0]
+		} else {
+			segment = append(segment, r)
+		}
+		last = r
+	}
+	s := string(segment)
+	return s != "." && s != ".."
+}
+
+func FuzzValidPath(f *testing.F) {
+	for _, p := range []string{
+		"/", "", "a", "/a", "/a/", "/a//b", "/a/./b", "/a/../b", "/.", "/..", "/...", "/a.", "/.a",
+		"/a/b/c", "/zksim-bench/fake-1-abc/set", "/\x00", "/a\x1fb", "/a\x7f", "/\u0085", "/\uf000",
+		"/\ufff0", "/\uffff", "/\U0001F600", "/\xff", "/ü/ß", "/a/b.", "/a/..b",
+	} {
+		f.Add(p, false)
+		f.Add(p, true)
+	}
+	f.Fuzz(func(t *testing.T, path string, sequential bool) {
+		if !utf8.ValidString(path) {
+			// The reference decodes as the server does; invalid UTF-8
+			// cannot come from a Go string the client encodes.
+			t.Skip()
+		}
+		for _, server := range []bool{false, true} {
+			if got, want := validPath(path, sequential, server), referencePathCheck(path, sequential, server); got != want {
+				t.Fatalf("validPath(%q, sequential=%v, server=%v) = %v, want %v", path, sequential, server, got, want)
+			}
+		}
+	})
+}
+
+func BenchmarkValidPath(b *testing.B) {
+	for b.Loop() {
+		if !validPath("/zksim-bench/fake-12345-abcdefgh/set", false, true) {
+			b.Fatal("invalid")
+		}
+	}
+}
