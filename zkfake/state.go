@@ -23,6 +23,10 @@ type state struct {
 	// progress, so a multi can be applied op by op and rolled back whole.
 	staged []trigger
 	undo   []undoStep
+	// inMulti is set while a multi runs. Only a multi needs undo steps: a
+	// single op checks everything before it changes anything, so it never
+	// has a change to take back.
+	inMulti bool
 
 	// With followers to feed, replicate makes every write also record its
 	// effect as changes that a follower's tree replays.
@@ -92,6 +96,13 @@ func (st *state) clearStaged() {
 func (st *state) clearUndo() {
 	clear(st.undo)
 	st.undo = st.undo[:0]
+}
+
+// pushUndo records how to take back a change of the multi in progress.
+func (st *state) pushUndo(u undoStep) {
+	if st.inMulti {
+		st.undo = append(st.undo, u)
+	}
 }
 
 // undoStep reverses one change of the write in progress. It is a plain
@@ -282,7 +293,7 @@ func (st *state) create(ctx writeCtx, op createOp) (string, zk.Stat, error) {
 	}
 	oldPzxid := parent.pzxid
 	st.tree.add(path, n, ctx.zxid)
-	st.undo = append(st.undo, undoStep{kind: changeAdd, path: path, node: n, owner: ctx.session, oldPzxid: oldPzxid})
+	st.pushUndo(undoStep{kind: changeAdd, path: path, node: n, owner: ctx.session, oldPzxid: oldPzxid})
 	st.staged = append(st.staged, trigger{triggerCreated, path, n.acl, parent.acl})
 	st.record(changeAdd, ctx.zxid, path, n)
 	return path, n.stat(), nil
@@ -327,7 +338,7 @@ func (st *state) removeNode(ctx writeCtx, path string) {
 	if n.kind == kindEphemeral && owner != nil {
 		delete(owner.ephemerals, path)
 	}
-	st.undo = append(st.undo, undoStep{kind: changeRemove, path: path, node: n, owner: owner, oldPzxid: oldPzxid})
+	st.pushUndo(undoStep{kind: changeRemove, path: path, node: n, owner: owner, oldPzxid: oldPzxid})
 	st.staged = append(st.staged, trigger{triggerDeleted, path, n.acl, parent.acl})
 	st.record(changeRemove, ctx.zxid, path, nil)
 }
@@ -347,7 +358,7 @@ func (st *state) setData(ctx writeCtx, path string, data []byte, version int32) 
 	if version != -1 && version != n.version {
 		return zk.Stat{}, zk.ErrBadVersion
 	}
-	st.undo = append(st.undo, undoStep{kind: changeData, node: n, data: n.data, version: n.version, mzxid: n.mzxid, mtime: n.mtime})
+	st.pushUndo(undoStep{kind: changeData, node: n, data: n.data, version: n.version, mzxid: n.mzxid, mtime: n.mtime})
 	n.data = cloneBytes(data)
 	n.version++
 	n.mzxid = ctx.zxid
@@ -395,7 +406,7 @@ func (st *state) setACL(ctx writeCtx, path string, acl []zk.ACL, version int32) 
 	if version != -1 && version != n.aversion {
 		return zk.Stat{}, zk.ErrBadVersion
 	}
-	st.undo = append(st.undo, undoStep{kind: changeACL, node: n, acl: n.acl, version: n.aversion})
+	st.pushUndo(undoStep{kind: changeACL, node: n, acl: n.acl, version: n.aversion})
 	n.acl = fixed
 	n.aversion++
 	st.record(changeACL, ctx.zxid, path, n)
@@ -423,6 +434,8 @@ var errMarshalling = fmt.Errorf("unknown error: %v", -5)
 // ZooKeeper's runtime-inconsistency code; nothing is applied and no watch
 // fires, but the zxid is spent.
 func (st *state) multi(ctx writeCtx, ops []any) ([]multiResult, error) {
+	st.inMulti = true
+	defer func() { st.inMulti = false }()
 	results := make([]multiResult, len(ops))
 	for i, op := range ops {
 		var res multiResult
