@@ -1,6 +1,7 @@
 package zkfake
 
 import (
+	"fmt"
 	"testing"
 	"unicode/utf8"
 )
@@ -66,6 +67,14 @@ func FuzzValidPath(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestWithSequenceFormatsAsTheServer(t *testing.T) {
+	for _, n := range []int32{0, 1, 9, 10, 123456789, 1<<31 - 1, -1, -1 << 31} {
+		if got, want := withSequence("/lock-", n), fmt.Sprintf("/lock-%010d", n); got != want {
+			t.Errorf("withSequence(%d) = %q, want %q", n, got, want)
+		}
+	}
 }
 
 func BenchmarkValidPath(b *testing.B) {

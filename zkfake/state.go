@@ -269,7 +269,7 @@ func (st *state) create(ctx writeCtx, op createOp) (string, zk.Stat, error) {
 	}
 	path := op.path
 	if sequential {
-		path += fmt.Sprintf("%010d", parent.creates)
+		path = withSequence(path, parent.creates)
 	}
 	if !serverPathOK(path) {
 		return "", zk.Stat{}, zk.ErrBadArguments
@@ -366,6 +366,26 @@ func (st *state) setData(ctx writeCtx, path string, data []byte, version int32) 
 	st.staged = append(st.staged, trigger{triggerChanged, path, n.acl, nil})
 	st.record(changeData, ctx.zxid, path, n)
 	return n.stat(), nil
+}
+
+// withSequence appends a sequential node's suffix to path: the parent's
+// create counter as the server formats it, "%010d". Lock recipes create a
+// sequential node for every acquisition, so the common case skips fmt.
+func withSequence(path string, n int32) string {
+	if n < 0 {
+		// Past 2^31 creates the counter wraps; the server prints the sign.
+		return path + fmt.Sprintf("%010d", n)
+	}
+	var b strings.Builder
+	b.Grow(len(path) + 10)
+	b.WriteString(path)
+	var digits [10]byte
+	for i := len(digits) - 1; i >= 0; i-- {
+		digits[i] = byte('0' + n%10)
+		n /= 10
+	}
+	b.Write(digits[:])
+	return b.String()
 }
 
 // check applies the version check of a multi within ctx.
