@@ -274,25 +274,29 @@ func (st *state) create(ctx writeCtx, op createOp) (string, zk.Stat, error) {
 	if !serverPathOK(path) {
 		return "", zk.Stat{}, zk.ErrBadArguments
 	}
-	if st.tree.get(path) != nil {
-		return "", zk.Stat{}, zk.ErrNodeExists
-	}
+	// An ephemeral parent never has children, so the server's NodeExists,
+	// checked before this, cannot apply to it.
 	if parent.kind == kindEphemeral {
 		return "", zk.Stat{}, zk.ErrNoChildrenForEphemerals
 	}
 	if kind == kindEphemeral && ctx.session == nil {
+		if st.tree.get(path) != nil {
+			return "", zk.Stat{}, zk.ErrNodeExists
+		}
 		return "", zk.Stat{}, zk.ErrSessionExpired
 	}
 	n := &znode{
 		data: cloneBytes(op.data), acl: acl, kind: kind, ttl: op.ttl,
 		czxid: ctx.zxid, mzxid: ctx.zxid, pzxid: ctx.zxid, ctime: ctx.now, mtime: ctx.now,
 	}
+	oldPzxid := parent.pzxid
+	if !st.tree.link(parent, path, n, ctx.zxid) {
+		return "", zk.Stat{}, zk.ErrNodeExists
+	}
 	if kind == kindEphemeral {
 		n.ephemeralOwner = ctx.session.id
 		ctx.session.ephemerals[path] = struct{}{}
 	}
-	oldPzxid := parent.pzxid
-	st.tree.add(path, n, ctx.zxid)
 	st.pushUndo(undoStep{kind: changeAdd, path: path, node: n, owner: ctx.session, oldPzxid: oldPzxid})
 	st.staged = append(st.staged, trigger{triggerCreated, path, n.acl, parent.acl})
 	st.record(changeAdd, ctx.zxid, path, n)
@@ -323,17 +327,21 @@ func (st *state) delete(ctx writeCtx, path string, version int32) error {
 	if len(n.children) > 0 {
 		return zk.ErrNotEmpty
 	}
-	st.removeNode(ctx, path)
+	st.unlinkNode(ctx, path, n, parent)
 	return nil
 }
 
 // removeNode deletes the childless node at path, with its undo step and the
 // watches it fires.
 func (st *state) removeNode(ctx writeCtx, path string) {
-	n := st.tree.get(path)
-	parent := st.tree.get(parentOf(path))
+	st.unlinkNode(ctx, path, st.tree.get(path), st.tree.get(parentOf(path)))
+}
+
+// unlinkNode is removeNode for a caller that has looked up the node and its
+// parent already.
+func (st *state) unlinkNode(ctx writeCtx, path string, n, parent *znode) {
 	oldPzxid := parent.pzxid
-	st.tree.remove(path, ctx.zxid)
+	st.tree.unlink(parent, path, n, ctx.zxid)
 	owner := st.sessions[n.ephemeralOwner]
 	if n.kind == kindEphemeral && owner != nil {
 		delete(owner.ephemerals, path)

@@ -98,15 +98,27 @@ func (t *tree) get(path string) *znode { return t.nodes[path] }
 
 // add links a new node at path under its existing parent.
 func (t *tree) add(path string, n *znode, zxid int64) {
-	parent := t.nodes[parentOf(path)]
+	t.link(t.nodes[parentOf(path)], path, n, zxid)
+}
+
+// link adds n at path under parent, unless parent already has a child of
+// that name, and reports whether it did. The parent's children map answers
+// "is it there?" and "put it there" in one step — its length grows only if
+// the name is new — which spares a create a lookup in the big path map.
+func (t *tree) link(parent *znode, path string, n *znode, zxid int64) bool {
 	if parent.children == nil {
 		parent.children = map[string]struct{}{}
 	}
+	before := len(parent.children)
 	parent.children[baseName(path)] = struct{}{}
+	if len(parent.children) == before {
+		return false
+	}
 	parent.creates++
 	parent.pzxid = zxid
 	t.nodes[path] = n
 	t.count(n, 1)
+	return true
 }
 
 // unadd reverses add, restoring the parent's pzxid.
@@ -127,12 +139,16 @@ func (t *tree) count(n *znode, delta int) {
 
 // remove unlinks the childless node at path from its parent.
 func (t *tree) remove(path string, zxid int64) {
-	parent := t.nodes[parentOf(path)]
+	t.unlink(t.nodes[parentOf(path)], path, t.nodes[path], zxid)
+}
+
+// unlink is remove for a caller that has the node and its parent at hand.
+func (t *tree) unlink(parent *znode, path string, n *znode, zxid int64) {
 	delete(parent.children, baseName(path))
 	if zxid > parent.pzxid {
 		parent.pzxid = zxid
 	}
-	t.count(t.nodes[path], -1)
+	t.count(n, -1)
 	delete(t.nodes, path)
 }
 
