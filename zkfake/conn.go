@@ -926,20 +926,21 @@ func (c *Conn) Multi(ops ...interface{}) ([]zk.MultiResponse, error) {
 			return nil, fmt.Errorf("unknown operation type %T", op)
 		}
 	}
-	var results []multiResult
+	var mr []zk.MultiResponse
 	err := c.exchange("multi", multiPath(firstOf(ops)), size, func(st *state) error {
 		return c.write(st, "multi", "", func() string { return describeMulti(ops) }, func(ctx writeCtx) (string, zk.Stat, error) {
 			var err error
-			results, err = st.multi(ctx, ops)
+			mr, err = st.multi(ctx, ops)
 			return "", zk.Stat{}, err
 		})
 	})
 	if err == zk.ErrConnectionClosed {
 		return nil, err
 	}
-	mr := make([]zk.MultiResponse, len(results))
-	for i, r := range results {
-		mr[i] = zk.MultiResponse{Stat: r.stat, String: r.path, Error: r.err}
+	if mr == nil {
+		// go-zookeeper answers a request that got no reply with an empty,
+		// non-nil slice.
+		mr = []zk.MultiResponse{}
 	}
 	if err == nil {
 		// The server answers a container create in a multi with a result

@@ -441,13 +441,6 @@ func (st *state) setACL(ctx writeCtx, path string, acl []zk.ACL, version int32) 
 	return n.stat(), nil
 }
 
-// multiResult is one op's outcome within a multi.
-type multiResult struct {
-	path string
-	stat *zk.Stat
-	err  error
-}
-
 // errRuntimeInconsistency is what ZooKeeper reports for the ops of a failed
 // multi after the one that failed; go-zookeeper has no value for it and
 // builds this error text.
@@ -461,12 +454,12 @@ var errMarshalling = fmt.Errorf("unknown error: %v", -5)
 // the failing one reports no error, the failing one its error, and the rest
 // ZooKeeper's runtime-inconsistency code; nothing is applied and no watch
 // fires, but the zxid is spent.
-func (st *state) multi(ctx writeCtx, ops []any) ([]multiResult, error) {
+func (st *state) multi(ctx writeCtx, ops []any) ([]zk.MultiResponse, error) {
 	st.inMulti = true
 	defer func() { st.inMulti = false }()
-	results := make([]multiResult, len(ops))
+	results := make([]zk.MultiResponse, len(ops))
 	for i, op := range ops {
-		var res multiResult
+		var res zk.MultiResponse
 		switch op := op.(type) {
 		case *zk.CreateRequest:
 			if op.Flags == zk.FlagTTL || op.Flags == zk.FlagPersistentSequentialWithTTL {
@@ -475,31 +468,31 @@ func (st *state) multi(ctx writeCtx, ops []any) ([]multiResult, error) {
 				// MarshallingError, with no results. Ops before it that
 				// failed have already decided the outcome.
 				st.rollback()
-				return []multiResult{}, errMarshalling
+				return []zk.MultiResponse{}, errMarshalling
 			}
 			path, _, err := st.create(ctx, createOp{path: op.Path, data: op.Data, acl: op.Acl, flags: op.Flags, ttl: -1})
-			res = multiResult{path: path, err: err}
+			res = zk.MultiResponse{String: path, Error: err}
 		case *zk.DeleteRequest:
-			res.err = st.delete(ctx, op.Path, op.Version)
+			res.Error = st.delete(ctx, op.Path, op.Version)
 		case *zk.SetDataRequest:
 			stat, err := st.setData(ctx, op.Path, op.Data, op.Version)
-			res = multiResult{stat: &stat, err: err}
+			res = zk.MultiResponse{Stat: &stat, Error: err}
 		case *zk.CheckVersionRequest:
-			res.err = st.check(ctx, op.Path, op.Version)
+			res.Error = st.check(ctx, op.Path, op.Version)
 		}
-		if res.err != nil {
+		if res.Error != nil {
 			st.rollback()
 			for j := range results {
 				switch {
 				case j < i:
-					results[j] = multiResult{}
+					results[j] = zk.MultiResponse{}
 				case j == i:
-					results[j] = multiResult{err: res.err}
+					results[j] = zk.MultiResponse{Error: res.Error}
 				default:
-					results[j] = multiResult{err: errRuntimeInconsistency}
+					results[j] = zk.MultiResponse{Error: errRuntimeInconsistency}
 				}
 			}
-			return results, res.err
+			return results, res.Error
 		}
 		results[i] = res
 	}
