@@ -85,7 +85,7 @@ func NewServer(opts ...Option) *Server {
 		st:        newState(),
 		rng:       rand.New(rand.NewPCG(cfg.seed, cfg.seed^0x9e3779b97f4a7c15)),
 		conns:     map[int64]*Conn{},
-		clock:     &orderedClock{},
+		clock:     newOrderedClock(),
 		expiry:    map[int64]timer{},
 		delivered: map[int64]int{},
 	}
