@@ -559,7 +559,7 @@ func (st *state) getChildren(v view, session int64, path string, watch bool) (re
 	if err != nil {
 		return read{}, err
 	}
-	return read{children: n.sortedChildren(), stat: n.stat()}, nil
+	return read{children: v.tree.listings.children(n), stat: n.stat()}, nil
 }
 
 // getACL returns a node's ACL. It needs READ or ADMIN, and a session

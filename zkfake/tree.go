@@ -1,8 +1,6 @@
 package zkfake
 
 import (
-	"sort"
-
 	"github.com/go-zookeeper/zk"
 )
 
@@ -59,24 +57,14 @@ func (n *znode) stat() zk.Stat {
 	}
 }
 
-// sortedChildren lists the node's children by name. ZooKeeper returns them in
-// hash-set order, which no client may rely on; sorting keeps the fake
-// deterministic.
-func (n *znode) sortedChildren() []string {
-	names := make([]string, 0, len(n.children))
-	for name := range n.children {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	return names
-}
-
 // tree is the znode tree: a map from absolute path to node.
 type tree struct {
 	nodes map[string]*znode
 	// reapable counts the container and TTL nodes, so the server runs its
 	// reaper only while there is something to reap.
 	reapable int
+	// listings keeps the sorted child names of listed directories.
+	listings listings
 }
 
 // newTree returns the tree a fresh ZooKeeper 3.8 server starts with: the root
@@ -118,6 +106,7 @@ func (t *tree) link(parent *znode, path string, n *znode, zxid int64) bool {
 	parent.pzxid = zxid
 	t.nodes[path] = n
 	t.count(n, 1)
+	t.listings.added(parent, baseName(path))
 	return true
 }
 
@@ -129,6 +118,7 @@ func (t *tree) unadd(path string, n *znode, oldPzxid int64) {
 	parent.pzxid = oldPzxid
 	delete(t.nodes, path)
 	t.count(n, -1)
+	t.listings.removed(parent, baseName(path))
 }
 
 func (t *tree) count(n *znode, delta int) {
@@ -150,6 +140,7 @@ func (t *tree) unlink(parent *znode, path string, n *znode, zxid int64) {
 	}
 	t.count(n, -1)
 	delete(t.nodes, path)
+	t.listings.removed(parent, baseName(path))
 }
 
 // unremove reverses remove, restoring the parent's pzxid.
@@ -162,6 +153,7 @@ func (t *tree) unremove(path string, n *znode, oldPzxid int64) {
 	parent.pzxid = oldPzxid
 	t.nodes[path] = n
 	t.count(n, 1)
+	t.listings.added(parent, baseName(path))
 }
 
 // isSpecial reports the paths ZooKeeper refuses to delete.

@@ -1,0 +1,92 @@
+package zkfake
+
+import (
+	"slices"
+	"sync"
+)
+
+// minKeptListing is the fewest children for which a node's sorted listing
+// is kept between reads; smaller directories sort faster than a kept
+// listing costs its writes.
+const minKeptListing = 32
+
+// maxListingShift bounds the names a write may move to keep a listing in
+// order. A bigger shift — an insert or delete far from the end of a huge
+// directory — drops the listing instead, to be sorted again by the next
+// read.
+const maxListingShift = 1 << 16
+
+// listings keeps, for each node whose children have been listed, their
+// names in order, and keeps them up to date as children come and go. A lock
+// directory is listed by every waiter it wakes: without it, a queue of a
+// thousand waiters was sorted anew for every wakeup, which was a third of
+// the cost of handing the lock on.
+//
+// Reads fill it from many goroutines at once, under mu; writes change it
+// only while they hold the server's lock exclusively, when no read runs.
+type listings struct {
+	mu    sync.Mutex
+	names map[*znode][]string
+}
+
+// children returns n's child names in order, in a slice of the caller's
+// own. ZooKeeper returns them in hash-set order, which no client may rely
+// on; sorting keeps the fake deterministic.
+func (l *listings) children(n *znode) []string {
+	if len(n.children) < minKeptListing {
+		return sortedNames(n)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	names, ok := l.names[n]
+	if !ok {
+		names = sortedNames(n)
+		if l.names == nil {
+			l.names = map[*znode][]string{}
+		}
+		l.names[n] = names
+	}
+	return slices.Clone(names)
+}
+
+// sortedNames lists n's children by name.
+func sortedNames(n *znode) []string {
+	names := make([]string, 0, len(n.children))
+	for name := range n.children {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// added notes a new child of parent.
+func (l *listings) added(parent *znode, name string) {
+	names, ok := l.names[parent]
+	if !ok {
+		return
+	}
+	i, _ := slices.BinarySearch(names, name)
+	if len(names)-i > maxListingShift {
+		delete(l.names, parent)
+		return
+	}
+	l.names[parent] = slices.Insert(names, i, name)
+}
+
+// removed notes that parent lost a child. (The child, childless, has no
+// listing kept: a listing goes once its directory shrinks below
+// minKeptListing.)
+func (l *listings) removed(parent *znode, name string) {
+	names, ok := l.names[parent]
+	if !ok {
+		return
+	}
+	i, found := slices.BinarySearch(names, name)
+	switch {
+	case !found:
+	case len(names) < minKeptListing || len(names)-i > maxListingShift:
+		delete(l.names, parent)
+	default:
+		l.names[parent] = slices.Delete(names, i, i+1)
+	}
+}
