@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -547,5 +548,8 @@ func (m *Mutex) busy(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return len(queueOrder(children)) > 0, nil
+	return slices.ContainsFunc(children, func(name string) bool {
+		_, ok := parseSequence(name)
+		return ok
+	}), nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -118,7 +119,7 @@ func (m *Mutex) create(ctx context.Context) (c created, err error) {
 	}
 }
 
-// findByGUID returns the first node in the directory whose name carries
+// findByGUID returns the first node in queue order whose name carries
 // guid, or "" if there is none. It does not check the node's owner: queue
 // does, before it counts the node as ours.
 func (m *Mutex) findByGUID(ctx context.Context, guid string) (string, error) {
@@ -134,12 +135,18 @@ func (m *Mutex) findByGUID(ctx context.Context, guid string) (string, error) {
 		return "", err
 	}
 	mark := protectedPrefix + guid + "-"
-	for _, c := range queueOrder(children) {
-		if strings.HasPrefix(c.name, mark) {
-			return joinPath(m.dir, c.name), nil
+	var first contender
+	for _, child := range children {
+		seq, ok := parseSequence(child)
+		c := contender{name: child, seq: seq}
+		if ok && strings.HasPrefix(child, mark) && (first.name == "" || c.before(first)) {
+			first = c
 		}
 	}
-	return "", nil
+	if first.name == "" {
+		return "", nil
+	}
+	return joinPath(m.dir, first.name), nil
 }
 
 // queue waits until c.node is first (or, if !wait, looks once). again means
@@ -291,17 +298,45 @@ func (m *Mutex) ownEvent(ctx context.Context, node string, session int64, ev zk.
 
 // predecessor finds, in a listing of the lock directory, the contender just
 // ahead of name ("" if name is first), whether name is there at all, and any
-// other children carrying our GUID mark (strays).
+// other children carrying our GUID mark (strays, in queue order). If name is
+// not there, the last contender is its predecessor. One pass, no sort: every
+// waiter a release wakes reads the whole queue, and a queue of a thousand
+// took longer to sort than to fetch.
 func predecessor(children []string, name, mark string) (pred string, present bool, strays []string) {
-	for _, c := range queueOrder(children) {
-		switch {
-		case c.name == name:
-			present = true
-		case strings.HasPrefix(c.name, mark):
-			strays = append(strays, c.name)
-		case !present:
-			pred = c.name
+	ownSeq, _ := parseSequence(name)
+	own := contender{name: name, seq: ownSeq}
+	var ahead, last contender // the nearest contender ahead of own, and the last of all
+	var haveAhead, haveLast bool
+	var strayQueue []contender
+	for _, child := range children {
+		seq, ok := parseSequence(child)
+		if !ok {
+			continue
 		}
+		c := contender{name: child, seq: seq}
+		switch {
+		case child == name:
+			present = true
+		case strings.HasPrefix(child, mark):
+			strayQueue = append(strayQueue, c)
+		default:
+			if !haveLast || last.before(c) {
+				last, haveLast = c, true
+			}
+			if c.before(own) && (!haveAhead || ahead.before(c)) {
+				ahead, haveAhead = c, true
+			}
+		}
+	}
+	switch {
+	case present && haveAhead:
+		pred = ahead.name
+	case !present && haveLast:
+		pred = last.name
+	}
+	slices.SortFunc(strayQueue, compareContenders)
+	for _, c := range strayQueue {
+		strays = append(strays, c.name)
 	}
 	return pred, present, strays
 }

@@ -41,6 +41,16 @@ type contender struct {
 	seq  int64
 }
 
+// before reports whether c is ahead of d in the queue: by sequence number,
+// then, for equal numbers (from different lock directories' counters never,
+// but from hand-made names), by name.
+func (c contender) before(d contender) bool {
+	if c.seq != d.seq {
+		return c.seq < d.seq
+	}
+	return c.name < d.name
+}
+
 // queueOrder returns the children that carry a sequence suffix, ordered by
 // that suffix. Children without one are not contenders and are left out.
 func queueOrder(children []string) []contender {
@@ -50,16 +60,19 @@ func queueOrder(children []string) []contender {
 			queue = append(queue, contender{name: name, seq: seq})
 		}
 	}
-	slices.SortFunc(queue, func(a, b contender) int {
-		if a.seq != b.seq {
-			if a.seq < b.seq {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.name, b.name)
-	})
+	slices.SortFunc(queue, compareContenders)
 	return queue
+}
+
+// compareContenders orders contenders for slices.SortFunc.
+func compareContenders(a, b contender) int {
+	switch {
+	case a.before(b):
+		return -1
+	case b.before(a):
+		return 1
+	}
+	return 0
 }
 
 // Contenders returns the names (last path element) of the nodes queued for

@@ -3,7 +3,10 @@ package recipe
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -88,6 +91,67 @@ func TestPredecessor(t *testing.T) {
 	pred, present, strays = predecessor([]string{"_c_aaaa-__lock__0000000004", "lock-0000000009"}, "_c_aaaa-__lock__0000000004", mark)
 	if pred != "" || !present || len(strays) != 0 {
 		t.Errorf("first in queue: predecessor = %q, %v, %q", pred, present, strays)
+	}
+}
+
+// predecessorBySorting is predecessor as the queue's definition gives it:
+// sort the contenders, then walk the queue up to our own node.
+func predecessorBySorting(children []string, name, mark string) (pred string, present bool, strays []string) {
+	for _, c := range queueOrder(children) {
+		switch {
+		case c.name == name:
+			present = true
+		case strings.HasPrefix(c.name, mark):
+			strays = append(strays, c.name)
+		case !present:
+			pred = c.name
+		}
+	}
+	return pred, present, strays
+}
+
+// The one-pass predecessor agrees with sorting the queue, on random
+// directories of contenders, strays of our own, other locks' protected
+// nodes, equal sequence numbers and non-contenders, with our node there or
+// gone.
+func TestPredecessorAgreesWithTheSortedQueue(t *testing.T) {
+	const mark = "_c_aaaa-"
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 5000 {
+		var children []string
+		used := map[string]bool{}
+		add := func(name string) {
+			if !used[name] {
+				used[name] = true
+				children = append(children, name)
+			}
+		}
+		for range rng.IntN(12) {
+			seq := fmt.Sprintf("%010d", rng.IntN(8))
+			switch rng.IntN(5) {
+			case 0:
+				add("lock-" + seq)
+			case 1:
+				add("_c_bbbb-lock-" + seq)
+			case 2:
+				add(mark + "lock-" + seq)
+			case 3:
+				add(fmt.Sprintf("_c_%04d-lock-%s", rng.IntN(50), seq))
+			default:
+				add(fmt.Sprintf("readme-%d", rng.IntN(3)))
+			}
+		}
+		name := fmt.Sprintf("%slock-%010d", mark, rng.IntN(8))
+		if rng.IntN(3) > 0 {
+			add(name)
+		}
+		rng.Shuffle(len(children), func(i, j int) { children[i], children[j] = children[j], children[i] })
+		pred, present, strays := predecessor(children, name, mark)
+		wantPred, wantPresent, wantStrays := predecessorBySorting(children, name, mark)
+		if pred != wantPred || present != wantPresent || !slices.Equal(strays, wantStrays) {
+			t.Fatalf("round %d: predecessor(%q, %q) = %q, %v, %q; sorting gives %q, %v, %q",
+				round, children, name, pred, present, strays, wantPred, wantPresent, wantStrays)
+		}
 	}
 }
 
