@@ -57,9 +57,18 @@ fuzz:
 # prints one Markdown table of the two side by side on stdout (cmd/zkbench;
 # go test's own output goes to stderr). BENCHFLAGS passes flags to it, e.g.
 # BENCHFLAGS='-count 1 -bench Lock'.
+#
+# When ZK_SERVERS is the ensemble .ci/ensemble runs, the table's heading also
+# says how it runs (`.ci/ensemble settings`: fsync and compiler), which its
+# four-letter words do not report. ZKSIM_ENSEMBLE_DURABLE=1 .ci/ensemble up
+# starts one that runs as production does, fsync included.
 .PHONY: bench
 bench:
-	@$(GO) run ./cmd/zkbench -go $(GO) $(BENCHFLAGS)
+	@settings=; \
+	if [ -n "$${ZK_SERVERS:-}" ] && [ "$$ZK_SERVERS" = "$$($(ENSEMBLE) servers)" ] && $(ENSEMBLE) status >/dev/null 2>&1; then \
+		settings=$$($(ENSEMBLE) settings); \
+	fi; \
+	$(GO) run ./cmd/zkbench -go $(GO) -real-settings "$$settings" $(BENCHFLAGS)
 
 # Records a real ensemble's answers to the differential corpus (testdata/diff,
 # replayed on the fake by zkfake/difftest on every `make test`). Uses an

@@ -34,6 +34,9 @@
 //	-real-fuzz-cases n    fuzz cases to time on the ensemble; 0 leaves them out (default 3)
 //	-pkg path             the benchmarks' package (default ./zkfake/zkbench/)
 //	-go path              the go command (default "go")
+//	-real-settings text   how the ensemble runs beyond what its four-letter
+//	                      words report (fsync, JIT), shown in the heading;
+//	                      `make bench` passes `.ci/ensemble settings`
 //	-q                    do not echo go test's output
 package main
 
@@ -65,6 +68,7 @@ type options struct {
 	pkg           string
 	goCmd         string
 	quiet         bool
+	realSettings  string // how the ensemble runs, beyond what it reports
 	dir           string // where go test runs; empty for the current directory
 }
 
@@ -79,6 +83,7 @@ func main() {
 	flag.StringVar(&o.pkg, "pkg", "./zkfake/zkbench/", "the benchmarks' package")
 	flag.StringVar(&o.goCmd, "go", "go", "the go command")
 	flag.BoolVar(&o.quiet, "q", false, "do not echo go test's output to stderr")
+	flag.StringVar(&o.realSettings, "real-settings", "", "how the ensemble runs beyond what it reports, e.g. its fsync setting (as .ci/ensemble settings prints it); shown with it")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "zkbench: unexpected arguments %q\n", flag.Args())
@@ -114,6 +119,9 @@ func run(ctx context.Context, o options, args []string, servers string, stdout, 
 		if err != nil {
 			fmt.Fprintf(stderr, "zkbench: %s=%s: %v\n", ensemble.ServersEnv, servers, err)
 			return 2
+		}
+		if o.realSettings != "" {
+			desc += ", " + o.realSettings
 		}
 		rep.ensemble = desc
 		invocation = ensemble.ServersEnv + "=" + servers + " " + invocation
