@@ -595,6 +595,7 @@ func (c *Conn) create(op string, req createOp, size int) (string, error) {
 	err := c.exchange(op, req.path, size, func(st *state) error {
 		input := func() string { return fmt.Sprintf("flags=%d data=%q", req.flags, req.data) }
 		return c.write(st, op, req.path, input, func(ctx writeCtx) (string, zk.Stat, error) {
+			ctx.clientChecked = true
 			p, stat, err := st.create(ctx, req)
 			created = p
 			return p, stat, err
@@ -800,6 +801,7 @@ func (c *Conn) Set(path string, data []byte, version int32) (*zk.Stat, error) {
 		input := func() string { return fmt.Sprintf("version=%d data=%q", version, data) }
 		return c.write(st, "setData", path, input, func(ctx writeCtx) (string, zk.Stat, error) {
 			var err error
+			ctx.clientChecked = true
 			stat, err = st.setData(ctx, path, data, version)
 			return "", stat, err
 		})
@@ -881,6 +883,7 @@ func (c *Conn) SetACL(path string, acl []zk.ACL, version int32) (*zk.Stat, error
 		input := func() string { return fmt.Sprintf("version=%d acl=%v", version, acl) }
 		return c.write(st, "setACL", path, input, func(ctx writeCtx) (string, zk.Stat, error) {
 			var err error
+			ctx.clientChecked = true
 			stat, err = st.setACL(ctx, path, acl, version)
 			return "", stat, err
 		})

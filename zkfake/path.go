@@ -19,12 +19,30 @@ func checkClientPath(path string, sequential bool) error {
 }
 
 // serverPathOK applies the server's own path check (ZooKeeper's
-// PathUtils.validatePath) to a path that passed the client's. The two
-// differ in one place: the server sees the path as UTF-16, so a character
-// outside the Basic Multilingual Plane arrives as surrogates, which it
-// refuses.
-func serverPathOK(path string) bool {
+// PathUtils.validatePath). It differs from the client's in one place: the
+// server sees the path as UTF-16, so a character outside the Basic
+// Multilingual Plane arrives as surrogates, which it refuses. clientChecked
+// says the path (or, for a sequential create, the path before its suffix of
+// digits) has passed checkClientPath already; then only that difference is
+// left to look for.
+func serverPathOK(path string, clientChecked bool) bool {
+	if clientChecked {
+		return !hasSupplementary(path)
+	}
 	return validPath(path, false, true)
+}
+
+// hasSupplementary reports whether a path that passed checkClientPath holds
+// a character outside the Basic Multilingual Plane. Such a path is valid
+// UTF-8 — a byte that is not decodes to U+FFFD, which the check refuses —
+// so a first byte of 0xF0 or above is exactly such a character.
+func hasSupplementary(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0xf0 {
+			return true
+		}
+	}
+	return false
 }
 
 // plainPathByte marks the bytes that need no second look in a path: every

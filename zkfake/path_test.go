@@ -50,12 +50,23 @@ func FuzzValidPath(f *testing.F) {
 	for _, p := range []string{
 		"/", "", "a", "/a", "/a/", "/a//b", "/a/./b", "/a/../b", "/.", "/..", "/...", "/a.", "/.a",
 		"/a/b/c", "/zksim-bench/fake-1-abc/set", "/\x00", "/a\x1fb", "/a\x7f", "/\u0085", "/\uf000",
-		"/\ufff0", "/\uffff", "/\U0001F600", "/\xff", "/ü/ß", "/a/b.", "/a/..b",
+		"/\ufff0", "/\uffff", "/\U0001F600", "/\xff", "/\xf0", "/a\xf0\x9f", "/ü/ß", "/a/b.", "/a/..b",
 	} {
 		f.Add(p, false)
 		f.Add(p, true)
 	}
 	f.Fuzz(func(t *testing.T, path string, sequential bool) {
+		// After the client's check, the server's shortcut must answer as
+		// the full check does, on the path the server sees.
+		if validPath(path, sequential, false) {
+			sent := path
+			if sequential {
+				sent = withSequence(path, 1)
+			}
+			if got, want := serverPathOK(sent, true), serverPathOK(sent, false); got != want {
+				t.Fatalf("serverPathOK(%q) after the client's check = %v, the full check says %v", sent, got, want)
+			}
+		}
 		if !utf8.ValidString(path) {
 			// The reference decodes as the server does; invalid UTF-8
 			// cannot come from a Go string the client encodes.

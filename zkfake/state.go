@@ -51,6 +51,10 @@ type writeCtx struct {
 	zxid    int64
 	now     int64 // milliseconds since the epoch
 	session *sessionState
+	// clientChecked says the request's path went through go-zookeeper's
+	// check (checkClientPath) before it was sent, as a single op's does and
+	// a multi's ops' do not; the server's own check then has less to do.
+	clientChecked bool
 }
 
 // begin starts a write transaction. Every write request that reaches the
@@ -271,7 +275,7 @@ func (st *state) create(ctx writeCtx, op createOp) (string, zk.Stat, error) {
 	if sequential {
 		path = withSequence(path, parent.creates)
 	}
-	if !serverPathOK(path) {
+	if !serverPathOK(path, ctx.clientChecked) {
 		return "", zk.Stat{}, zk.ErrBadArguments
 	}
 	// An ephemeral parent never has children, so the server's NodeExists,
@@ -353,7 +357,7 @@ func (st *state) unlinkNode(ctx writeCtx, path string, n, parent *znode) {
 
 // setData applies a setData within ctx.
 func (st *state) setData(ctx writeCtx, path string, data []byte, version int32) (zk.Stat, error) {
-	if !serverPathOK(path) {
+	if !serverPathOK(path, ctx.clientChecked) {
 		return zk.Stat{}, zk.ErrBadArguments
 	}
 	n := st.tree.get(path)
@@ -398,7 +402,7 @@ func withSequence(path string, n int32) string {
 
 // check applies the version check of a multi within ctx.
 func (st *state) check(ctx writeCtx, path string, version int32) error {
-	if !serverPathOK(path) {
+	if !serverPathOK(path, ctx.clientChecked) {
 		return zk.ErrBadArguments
 	}
 	n := st.tree.get(path)
@@ -417,7 +421,7 @@ func (st *state) check(ctx writeCtx, path string, version int32) error {
 // setACL applies a setACL within ctx. It moves the aversion only: the
 // node's mzxid and mtime stay as they were.
 func (st *state) setACL(ctx writeCtx, path string, acl []zk.ACL, version int32) (zk.Stat, error) {
-	if !serverPathOK(path) {
+	if !serverPathOK(path, ctx.clientChecked) {
 		return zk.Stat{}, zk.ErrBadArguments
 	}
 	fixed, err := fixupACL(acl, st.ids(ctx.session))
