@@ -1,15 +1,17 @@
 // Command zkbench measures the fake ZooKeeper against a real ensemble and
 // prints the comparison as one Markdown table.
 //
-// It runs the benchmarks of package zkfake/zkbench twice with `go test`:
-// the fake side ("<bench>/fake") with a time budget per benchmark, then,
-// when ZK_SERVERS names an ensemble, the real side ("<bench>/real") with a
-// fixed, small iteration count, so that the whole run stays within minutes
-// (a thousand lock waiters on a real ensemble are slow to set up and to
-// serve). After each side it times a fuzz campaign of recipe.Mutex on that
-// side, which needs a program of its own (fuzz.Run); a real case takes
-// seconds, so the real campaign is a few cases. With -count above 1 every
-// benchmark's cell is the median of the runs.
+// It builds the test binary of package zkfake/zkbench once and runs each
+// benchmark on the fake ("<bench>/fake", with a time budget) and, when
+// ZK_SERVERS names an ensemble, right after on the ensemble
+// ("<bench>/real", with a fixed, small iteration count, so that the whole
+// run stays within minutes: a thousand lock waiters on a real ensemble are
+// slow to set up and to serve). It does so -count times, round after round,
+// and every cell is the median of the rounds: alternating the sides keeps a
+// noisy spell on a shared machine from falling on one side only. Then it
+// times a fuzz campaign of recipe.Mutex on each side, which needs a program
+// of its own (fuzz.Run); a real case takes seconds, so the real campaign is
+// a few cases.
 //
 // The table gives, per workload, the fake's and the ensemble's time per
 // operation, their ratio, the fake's allocations per operation, and the
@@ -49,8 +51,8 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -130,20 +132,64 @@ func run(ctx context.Context, o options, args []string, servers string, stdout, 
 
 	status := 0
 	var results []result
-	runSide := func(target, benchtime, servers string) {
-		args := o.testArgs(target, benchtime)
-		command := o.goCmd + " " + shellJoin(args)
-		env := os.Environ()
-		if servers != "" {
-			command = ensemble.ServersEnv + "=" + servers + " " + command
-			env = append(env, ensemble.ServersEnv+"="+servers)
+	fail := func(note string) {
+		rep.notes = append(rep.notes, note)
+		status = 1
+	}
+
+	// One test binary serves every run, so that the runs can alternate
+	// sides cheaply: each benchmark runs on the fake and then at once on
+	// the ensemble, round after round, and a noisy spell on a shared
+	// machine falls on both sides alike instead of on one side's batch.
+	tmp, err := os.MkdirTemp("", "zkbench")
+	if err != nil {
+		fmt.Fprintf(stderr, "zkbench: %v\n", err)
+		return 1
+	}
+	defer os.RemoveAll(tmp)
+	bin := filepath.Join(tmp, "zkbench.test")
+	buildArgs := []string{"test", "-c", "-o", bin, o.pkg}
+	rep.commands = append(rep.commands, o.goCmd+" "+shellJoin([]string{"test", "-c", "-o", "zkbench.test", o.pkg}))
+	names, err := o.prepare(ctx, bin, buildArgs, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "zkbench: %v\n", err)
+		return 1
+	}
+	sides := []struct{ target, benchtime, servers string }{{"fake", o.benchtime, ""}}
+	if servers != "" {
+		sides = append(sides, struct{ target, benchtime, servers string }{"real", o.realBenchtime, servers})
+	}
+	what := "on the fake"
+	if servers != "" {
+		what = "on the fake and then on the ensemble"
+	}
+	rep.commands = append(rep.commands, fmt.Sprintf("# then %d round(s) of: for each benchmark B matched by %s, %s:", o.count, shellJoin([]string{o.bench}), what))
+	for _, side := range sides {
+		command := "zkbench.test " + shellJoin(o.runArgs("B", side.target, side.benchtime))
+		if side.servers != "" {
+			command = ensemble.ServersEnv + "=" + side.servers + " " + command
 		}
 		rep.commands = append(rep.commands, command)
-		rs, err := goTest(ctx, o.goCmd, o.dir, env, args, echo, stderr)
-		results = append(results, rs...)
-		if err != nil {
-			rep.notes = append(rep.notes, fmt.Sprintf("The %s side failed (%v); its rows may be missing or partial. See go test's output above.", target, err))
-			status = 1
+	}
+	failed := map[string]bool{}
+	dir := filepath.Join(o.dir, o.pkg)
+	for round := 0; round < o.count && ctx.Err() == nil; round++ {
+		for _, name := range names {
+			for _, side := range sides {
+				if ctx.Err() != nil {
+					break
+				}
+				env := os.Environ()
+				if side.servers != "" {
+					env = append(env, ensemble.ServersEnv+"="+side.servers)
+				}
+				rs, err := runBinary(ctx, bin, dir, env, o.runArgs(name, side.target, side.benchtime), echo, stderr)
+				results = append(results, rs...)
+				if err != nil && ctx.Err() == nil && !failed[name+side.target] {
+					failed[name+side.target] = true
+					fail(fmt.Sprintf("%s on the %s side failed (%v); its rows may be missing or partial. See go test's output above.", name, side.target, err))
+				}
+			}
 		}
 	}
 
@@ -166,10 +212,8 @@ func run(ctx context.Context, o options, args []string, servers string, stdout, 
 		return s
 	}
 
-	runSide("fake", o.benchtime, "")
 	fuzzRow.fake = campaign(o.fuzzCases, "")
 	if servers != "" && ctx.Err() == nil {
-		runSide("real", o.realBenchtime, servers)
 		fuzzRow.real = campaign(o.realFuzzCases, servers)
 	}
 	if ctx.Err() != nil {
@@ -201,17 +245,46 @@ func (o options) check() error {
 	return nil
 }
 
-// testArgs are the go test arguments for one side.
-func (o options) testArgs(target, benchtime string) []string {
-	return []string{"test", "-run", "^$", "-bench", o.bench + "/" + target, "-benchmem",
-		"-benchtime", benchtime, "-count", strconv.Itoa(o.count), "-timeout", "60m", o.pkg}
+// prepare builds the benchmarks' test binary at bin with go and buildArgs,
+// and returns the names of the top-level benchmarks that -bench matches.
+func (o options) prepare(ctx context.Context, bin string, buildArgs []string, stderr io.Writer) ([]string, error) {
+	build := exec.CommandContext(ctx, o.goCmd, buildArgs...)
+	build.Dir = o.dir
+	build.Stdout, build.Stderr = stderr, stderr
+	if err := build.Run(); err != nil {
+		return nil, fmt.Errorf("building the benchmarks: %w", err)
+	}
+	list := exec.CommandContext(ctx, bin, "-test.list", o.bench)
+	list.Dir = filepath.Join(o.dir, o.pkg)
+	list.Stderr = stderr
+	out, err := list.Output()
+	if err != nil {
+		return nil, fmt.Errorf("listing the benchmarks: %w", err)
+	}
+	var names []string
+	for _, line := range strings.Fields(string(out)) {
+		if strings.HasPrefix(line, "Benchmark") {
+			names = append(names, line)
+		}
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("-bench %q matches no benchmark in %s", o.bench, o.pkg)
+	}
+	return names, nil
 }
 
-// goTest runs go with args in dir and env, echoing its standard output to
-// echo (if not nil) and its standard error to stderr, and returns the
-// benchmark results it printed.
-func goTest(ctx context.Context, goCmd, dir string, env, args []string, echo, stderr io.Writer) ([]result, error) {
-	cmd := exec.CommandContext(ctx, goCmd, args...)
+// runArgs are the test binary's arguments for one run of benchmark name on
+// one side.
+func (o options) runArgs(name, target, benchtime string) []string {
+	return []string{"-test.run", "^$", "-test.bench", "^" + name + "$/" + target, "-test.benchmem",
+		"-test.benchtime", benchtime, "-test.timeout", "60m"}
+}
+
+// runBinary runs the test binary bin with args in dir and env, echoing its
+// standard output to echo (if not nil) and its standard error to stderr,
+// and returns the benchmark results it printed.
+func runBinary(ctx context.Context, bin, dir string, env, args []string, echo, stderr io.Writer) ([]result, error) {
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = dir
 	cmd.Env = env
 	cmd.Stderr = stderr

@@ -41,7 +41,9 @@ func TestRunOnTheFake(t *testing.T) {
 	for _, want := range []string{
 		"Real ensemble: none (ZK_SERVERS is unset).",
 		"go run ./cmd/zkbench -bench '^BenchmarkGet$'",
-		"go test -run '^$' -bench '^BenchmarkGet$/fake' -benchmem -benchtime 3x -count 2",
+		"go test -c -o zkbench.test ./zkfake/zkbench/",
+		"# then 2 round(s) of: for each benchmark B matched by '^BenchmarkGet$', on the fake:",
+		"zkbench.test -test.run '^$' -test.bench '^B$/fake' -test.benchmem -test.benchtime 3x",
 		"- Get under 300 ns on the fake:",
 	} {
 		if !strings.Contains(out, want) {
