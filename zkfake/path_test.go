@@ -2,48 +2,41 @@ package zkfake
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
 
 // referencePathCheck is ZooKeeper's PathUtils.validatePath written plainly,
-// a character at a time, over the path as the server decodes it: the
-// yardstick for validPath's table-driven loop.
+// segment by segment and character by character, over the path as the
+// server decodes it: the yardstick for validPath's table-driven loop.
 func referencePathCheck(path string, sequential, server bool) bool {
-	if path == "" || path[0] != '/' {
+	if !strings.HasPrefix(path, "/") {
 		return false
 	}
-	if len(path) == 1 {
+	if path == "/" {
 		return true
 	}
-	if !sequential && path[len(path)-1] == '/' {
-		return false
-	}
-	var last rune = '/'
-	var segment []rune
-	for _, r := range path[1:] {
-		switch {
-		case r == 0:
-			return false
-		case r == '/' && last == '/':
-			return false
-		case r > 0 && r <= 0x1f, r >= 0x7f && r <= 0x9f, r >= 0xf000 && r <= 0xf8ff, r >= 0xfff0 && r < 0xffff:
-			return false
-		case server && r > 0xffff:
+	segments := strings.Split(path[1:], "/")
+	for i, segment := range segments {
+		// An empty segment is a "//" or a trailing '/', which only a
+		// sequential create may have: the server appends the number.
+		if segment == "" && !(sequential && i == len(segments)-1) {
 			return false
 		}
-		if r == '/' {
-			if s := string(segment); s == "." || s == ".." {
+		if segment == "." || segment == ".." {
+			return false
+		}
+		for _, r := range segment {
+			switch {
+			case r < 0x20, r >= 0x7f && r <= 0x9f, r >= 0xf000 && r <= 0xf8ff, r >= 0xfff0 && r < 0xffff:
+				return false
+			case server && r > 0xffff:
 				return false
 			}
-			segment = segment[:0]
-		} else {
-			segment = append(segment, r)
 		}
-		last = r
 	}
-	s := string(segment)
-	return s != "." && s != ".."
+	return true
 }
 
 func FuzzValidPath(f *testing.F) {
