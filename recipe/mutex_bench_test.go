@@ -46,7 +46,7 @@ func BenchmarkMutexUncontended(b *testing.B) {
 	if err := m.Unlock(); err != nil {
 		b.Fatal(err)
 	}
-	ops, events := conn.ops.Load(), srv.TotalDeliveredEvents()
+	ops, events := conn.Requests.Load(), srv.TotalDeliveredEvents()
 	n := 0
 	for b.Loop() {
 		if err := m.Lock(ctx); err != nil {
@@ -57,7 +57,7 @@ func BenchmarkMutexUncontended(b *testing.B) {
 		}
 		n++
 	}
-	b.ReportMetric(float64(conn.ops.Load()-ops)/float64(n), "ops/acquire")
+	b.ReportMetric(float64(conn.Requests.Load()-ops)/float64(n), "ops/acquire")
 	b.ReportMetric(float64(srv.TotalDeliveredEvents()-events)/float64(n), "watch-events/release")
 }
 
@@ -94,7 +94,7 @@ func benchmarkHandoff(b *testing.B, waiters int) {
 	// inside the window, as those queued at its start did before it.
 	ops := func() (sum int64) {
 		for _, c := range conns {
-			sum += c.ops.Load()
+			sum += c.Requests.Load()
 		}
 		return sum
 	}

@@ -20,7 +20,7 @@ import (
 // deletes it).
 func LockUncontended(b *testing.B, t *Target) {
 	var ops atomic.Int64
-	conn := &countingConn{Conn: t.Connect(b), ops: &ops}
+	conn := countRequests(t.Connect(b), &ops, nil)
 	// The lock's directory exists beforehand, as it does for a lock in
 	// steady use, so that the first Lock's making of it is not counted.
 	m := recipe.NewMutex(conn, mkdir(b, conn, t.Base()+"/lock"))
@@ -74,7 +74,7 @@ func LockHandoff(b *testing.B, t *Target, waiters int) {
 	q := newQueueWatch()
 	conns := make([]recipe.Conn, sessions)
 	for i := range conns {
-		conns[i] = &countingConn{Conn: t.Connect(b), ops: &ops, onWatch: q.parked}
+		conns[i] = countRequests(t.Connect(b), &ops, q.parked)
 	}
 	path := mkdir(b, conns[0], t.Base()+"/handoff")
 	ctx, cancel := context.WithCancel(context.Background())
