@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zksim/zksim/recipe"
+	"github.com/zksim/zksim/zkfake/zktest"
 )
 
 // RealSide runs sequences on a real ZooKeeper, each under a fresh base
@@ -106,37 +107,18 @@ func (rs *RealSide) End(base string) error {
 	if base == "" {
 		return nil
 	}
-	return removeTree(rs.admin, base)
+	return zktest.DeleteTree(rs.admin, base)
 }
 
 // Close removes this side's run directory and closes the admin session.
 func (rs *RealSide) Close() error {
-	err := removeTree(rs.admin, "/zksim-diff/"+rs.run)
+	err := zktest.DeleteTree(rs.admin, "/zksim-diff/"+rs.run)
 	// Other runs may share /zksim-diff; it goes only once it is empty.
 	if derr := rs.admin.Delete("/zksim-diff", -1); derr != nil && derr != zk.ErrNotEmpty && derr != zk.ErrNoNode && err == nil {
 		err = derr
 	}
 	rs.admin.Close()
 	return err
-}
-
-func removeTree(c recipe.Conn, p string) error {
-	children, _, err := c.Children(p)
-	if err == zk.ErrNoNode {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("listing %s: %v", p, err)
-	}
-	for _, child := range children {
-		if err := removeTree(c, p+"/"+child); err != nil {
-			return err
-		}
-	}
-	if err := c.Delete(p, -1); err != nil && err != zk.ErrNoNode {
-		return fmt.Errorf("deleting %s: %v", p, err)
-	}
-	return nil
 }
 
 // createBase creates base's missing ancestors and then base itself, which

@@ -130,10 +130,10 @@ func newEnv(t *testing.T, tg *target) *Env {
 	// sessions have been closed and their ephemerals are gone.
 	t.Cleanup(func() {
 		defer admin.Close()
-		if err := deleteTree(admin, e.probeDir()); err != nil {
+		if err := zktest.DeleteTree(admin, e.probeDir()); err != nil {
 			t.Errorf("removing %s: %v", e.probeDir(), err)
 		}
-		if err := deleteTree(admin, e.base); err != nil {
+		if err := zktest.DeleteTree(admin, e.base); err != nil {
 			if errors.Is(err, zk.ErrNoAuth) {
 				t.Logf("leaving %s behind: %v (the scenario's ACLs deny deleting it)", e.base, err)
 			} else {
@@ -288,36 +288,6 @@ func awaitSession(events <-chan zk.Event, wait time.Duration) error {
 			return fmt.Errorf("no session within %v (events: %s)", wait, strings.Join(seen, ", "))
 		}
 	}
-}
-
-// deleteTree deletes path and everything under it. Children can appear
-// while it works (a session closing late, a sequential create in flight), so
-// a parent that is not empty yet is listed again.
-func deleteTree(conn *zk.Conn, path string) error {
-	for attempt := 0; attempt < 10; attempt++ {
-		children, _, err := conn.Children(path)
-		if errors.Is(err, zk.ErrNoNode) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("listing %s: %w", path, err)
-		}
-		for _, child := range children {
-			if err := deleteTree(conn, path+"/"+child); err != nil {
-				return err
-			}
-		}
-		err = conn.Delete(path, -1)
-		switch {
-		case err == nil, errors.Is(err, zk.ErrNoNode):
-			return nil
-		case errors.Is(err, zk.ErrNotEmpty):
-			continue
-		default:
-			return fmt.Errorf("deleting %s: %w", path, err)
-		}
-	}
-	return fmt.Errorf("deleting %s: it keeps getting new children", path)
 }
 
 // znodeName turns a test name into one znode path element: anything but

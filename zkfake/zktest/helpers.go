@@ -206,3 +206,35 @@ func waitState(t testing.TB, what string, ch <-chan zk.Event, state zk.State) []
 func watchEvent(typ zk.EventType, path string) zk.Event {
 	return zk.Event{Type: typ, State: zk.StateSyncConnected, Path: path}
 }
+
+// DeleteTree deletes path and everything under it, and is content if path
+// does not exist: the clean-up after a scenario or a benchmark on a real
+// ensemble. Children can appear
+// while it works (a session closing late, a sequential create in flight), so
+// a parent that is not empty yet is listed again.
+func DeleteTree(conn recipe.Conn, path string) error {
+	for attempt := 0; attempt < 10; attempt++ {
+		children, _, err := conn.Children(path)
+		if errors.Is(err, zk.ErrNoNode) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("listing %s: %w", path, err)
+		}
+		for _, child := range children {
+			if err := DeleteTree(conn, path+"/"+child); err != nil {
+				return err
+			}
+		}
+		err = conn.Delete(path, -1)
+		switch {
+		case err == nil, errors.Is(err, zk.ErrNoNode):
+			return nil
+		case errors.Is(err, zk.ErrNotEmpty):
+			continue
+		default:
+			return fmt.Errorf("deleting %s: %w", path, err)
+		}
+	}
+	return fmt.Errorf("deleting %s: it keeps getting new children", path)
+}
