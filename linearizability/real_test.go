@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zksim/zksim/linearizability"
+	"github.com/zksim/zksim/zkfake/zktest"
 )
 
 // These tests record histories against a real ZooKeeper, named by
@@ -76,16 +77,12 @@ func realBase(t *testing.T, conn *zk.Conn) string {
 	if _, err := conn.Create(base, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { deleteTree(conn, base) })
+	t.Cleanup(func() {
+		if err := zktest.DeleteTree(conn, base); err != nil {
+			t.Errorf("removing %s: %v", base, err)
+		}
+	})
 	return base
-}
-
-func deleteTree(conn *zk.Conn, path string) {
-	children, _, _ := conn.Children(path)
-	for _, c := range children {
-		deleteTree(conn, path+"/"+c)
-	}
-	conn.Delete(path, -1)
 }
 
 // runReal performs a znode operation on a real connection.
@@ -124,7 +121,7 @@ func runReal(conn *zk.Conn, in linearizability.ZnodeInput) linearizability.Znode
 func TestZnodesAgainstRealZooKeeper(t *testing.T) {
 	servers := realServers(t)
 	admin := connectReal(t, servers)
-	defer admin.Close()
+	t.Cleanup(admin.Close) // after realBase's clean-up, which needs the session
 	base := realBase(t, admin)
 	var initial []linearizability.Znode
 	for _, dir := range testDirs {
@@ -172,7 +169,7 @@ func TestZnodesAgainstRealZooKeeper(t *testing.T) {
 func TestMutexAgainstRealZooKeeper(t *testing.T) {
 	servers := realServers(t)
 	admin := connectReal(t, servers)
-	defer admin.Close()
+	t.Cleanup(admin.Close) // after realBase's clean-up, which needs the session
 	lockPath := realBase(t, admin) + "/lock"
 	rec := linearizability.NewRecorder(nil)
 	res := &resource{fenced: true}
