@@ -2,6 +2,7 @@ package zkfake_test
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -164,4 +165,25 @@ func ExampleServer_LoseRandomReplies() {
 	fmt.Println("some lost, not all:", lost > 0 && lost < 100)
 	// Output:
 	// some lost, not all: true
+}
+
+// SetSequence starts a parent's sequence counter where a test needs it —
+// here just short of the signed 32-bit wrap, which a real server reaches
+// only after 2^31 creates under one parent.
+func ExampleServer_SetSequence() {
+	srv := zkfake.NewServer()
+	defer srv.Close()
+	conn, _, _ := srv.Connect(10 * time.Second)
+	defer conn.Close()
+	conn.Create("/queue", nil, zk.FlagPersistent, zk.WorldACL(zk.PermAll))
+
+	srv.SetSequence("/queue", math.MaxInt32-1)
+	for i := 0; i < 3; i++ {
+		path, _ := conn.Create("/queue/item-", nil, zk.FlagSequence, zk.WorldACL(zk.PermAll))
+		fmt.Println(path)
+	}
+	// Output:
+	// /queue/item-2147483646
+	// /queue/item-2147483647
+	// /queue/item--2147483648
 }

@@ -40,6 +40,7 @@ const (
 	changeRemove
 	changeData
 	changeACL
+	changeSequence // Server.SetSequence: the node's create counter
 )
 
 // change is one step of a transaction, replayed by followers.
@@ -82,6 +83,8 @@ func (m *member) apply(ch change) []notification {
 	case changeACL:
 		n := m.tree.get(ch.path)
 		n.acl, n.aversion = ch.node.acl, ch.node.aversion
+	case changeSequence:
+		m.tree.get(ch.path).creates = ch.node.creates
 	}
 	return nil
 }

@@ -121,3 +121,28 @@ func (s *Server) Zxid() int64 {
 	defer s.mu.Unlock()
 	return s.st.zxid
 }
+
+// SetSequence sets the sequence counter of the znode at path: the next
+// sequential child created under it gets the suffix n, the one after n+1,
+// and so on. It fails with zk.ErrNoNode if there is no such node.
+//
+// It saves a test the 2^31 creates it would take to reach the counter's
+// wrap: ZooKeeper's counter is a signed int32 that goes from 2147483647 to
+// -2147483648, and prints as "%010d", so names past the wrap read
+// "x-2147483648" and, from -999999999 on, "x-000000005" — they sort before
+// every name made before the wrap. The server draws sequence numbers and
+// the parent's Cversion from the same counter, so Cversion moves with it.
+// It is not a ZooKeeper request: it takes no zxid and fires no watch. Every
+// member of an ensemble (WithEnsemble) gets it in order after the
+// transactions before it, so a lagging follower sees it when it catches
+// up. The event log records it as a fault record, "setSequence".
+func (s *Server) SetSequence(path string, n int32) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.st.setSequence(path, n); err != nil {
+		return err
+	}
+	s.log.add(Record{Kind: RecordFault, Zxid: s.st.zxid, Op: "setSequence", Path: path, Input: fmt.Sprintf("n=%d", n)})
+	s.replicate()
+	return nil
+}

@@ -20,8 +20,9 @@ const (
 	RecordSession
 	// RecordWatch is a watch event delivered to a session.
 	RecordWatch
-	// RecordFault is an injected fault: partition, heal, crash, a lost
-	// request or reply, a refused oversized packet.
+	// RecordFault is an injected fault or condition: partition, heal,
+	// crash, a lost request or reply, a refused oversized packet, a
+	// lagging or stopped member, a sequence counter set by SetSequence.
 	RecordFault
 )
 

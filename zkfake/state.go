@@ -381,8 +381,11 @@ func (st *state) setData(ctx writeCtx, path string, data []byte, version int32) 
 }
 
 // withSequence appends a sequential node's suffix to path: the parent's
-// create counter as the server formats it, "%010d". Lock recipes create a
-// sequential node for every acquisition, so the common case skips fmt.
+// create counter as the server formats it, "%010d". The counter is a signed
+// int32 that wraps after 2147483647 to -2147483648, and Java's "%010d", like
+// Go's, pads after the sign: -2147483648 prints as "-2147483648" and -5 as
+// "-000000005". Lock recipes create a sequential node for every
+// acquisition, so the common case skips fmt.
 func withSequence(path string, n int32) string {
 	if n < 0 {
 		// Past 2^31 creates the counter wraps; the server prints the sign.
@@ -398,6 +401,21 @@ func withSequence(path string, n int32) string {
 	}
 	b.Write(digits[:])
 	return b.String()
+}
+
+// setSequence sets the create counter of the node at path, from which its
+// next sequential child takes its number. It is no transaction — ZooKeeper
+// has no request that does this — so it takes no zxid and fires no watch;
+// followers apply it in order after the last transaction, as they would a
+// committed state that had counted that far.
+func (st *state) setSequence(path string, n int32) error {
+	node := st.tree.get(path)
+	if node == nil {
+		return zk.ErrNoNode
+	}
+	node.creates = n
+	st.record(changeSequence, st.zxid, path, node)
+	return nil
 }
 
 // check applies the version check of a multi within ctx.
