@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -146,6 +147,10 @@ type Mutex struct {
 	hold    *hold    // nil when the handle holds nothing
 	orphans []orphan // own nodes to delete; see orphans.go
 	reaping bool     // the background reaper of orphans is running
+
+	// closed is set once the Mutex knows its Conn was closed (see
+	// closedBy): from then on its calls fail at once with errConnClosed.
+	closed atomic.Bool
 }
 
 // MutexState is where a Mutex's hold stands.
@@ -162,6 +167,16 @@ const (
 	// MutexLost: the hold was lost. Unlock reports ErrLockLost and resets
 	// the handle; the next Lock starts afresh.
 	MutexLost
+	// MutexReleasing: an Unlock could not confirm that the node was deleted
+	// (the connection was lost, or its ctx ended first). The handle holds
+	// nothing — its critical section ended when Unlock was called, and
+	// Token is 0 — but its node may still be queued, and its Delete may
+	// still be queued in the client and apply at any moment. The release is
+	// pending until the next Unlock confirms it, the next Lock or TryLock
+	// finishes it before queueing afresh, or the node's deletion or the
+	// session's end is seen; then Lost closes and the state becomes
+	// MutexUnlocked.
+	MutexReleasing
 )
 
 // String returns the state's name.
@@ -175,6 +190,8 @@ func (s MutexState) String() string {
 		return "suspended"
 	case MutexLost:
 		return "lost"
+	case MutexReleasing:
+		return "releasing"
 	}
 	return fmt.Sprintf("MutexState(%d)", int(s))
 }
@@ -307,11 +324,16 @@ func (m *Mutex) TryLock(ctx context.Context) (bool, error) {
 // holds nothing, and ErrLockLost if the hold was lost before the release
 // took effect; either way the handle is then unlocked. While the connection
 // is lost Unlock retries for the retry timeout (WithRetryTimeout); if that
-// is not enough it returns the error and the handle keeps its hold, so Unlock
-// can be called again. Its Delete may still be queued in the client then and
-// go through once the connection is back; the next Unlock takes the node's
-// absence for the release it is. The queued request keeps a goroutine until
-// the client answers or fails it.
+// is not enough it returns the error and the release is pending
+// (MutexReleasing): the handle no longer holds the lock, but its node may
+// still be there, and its Delete may still be queued in the client and go
+// through once the connection is back. Call Unlock again to finish the
+// release; a Lock or TryLock on the handle finishes it first, before it
+// queues afresh. A pending release also ends by itself when the node's
+// deletion or the session's end is seen: the handle is then unlocked, Lost
+// is closed, and the next Unlock returns nil (ErrLockLost if the session
+// ended first). The queued request keeps a goroutine until the client
+// answers or fails it.
 func (m *Mutex) Unlock() error {
 	ctx, cancel := context.WithTimeout(context.Background(), m.cfg.retryTimeout)
 	defer cancel()
@@ -319,8 +341,8 @@ func (m *Mutex) Unlock() error {
 }
 
 // UnlockContext is Unlock bounded by ctx instead of the retry timeout. If ctx
-// ends before the deletion is known to have happened, the handle keeps its
-// hold and the error says why.
+// ends before the deletion is known to have happened, the release is pending
+// (MutexReleasing) and the error says why.
 func (m *Mutex) UnlockContext(ctx context.Context) error {
 	m.mu.Lock()
 	held := m.hold != nil
@@ -339,6 +361,12 @@ func (m *Mutex) UnlockContext(ctx context.Context) error {
 	case h == nil:
 		m.mu.Unlock()
 		return ErrNotLocked
+	case h.settled:
+		// A pending release that ended by itself; the listener was told.
+		m.hold = nil
+		m.mu.Unlock()
+		<-h.done
+		return h.settledErr
 	case h.state == MutexLost:
 		m.hold = nil
 		m.mu.Unlock()
@@ -352,18 +380,36 @@ func (m *Mutex) UnlockContext(ctx context.Context) error {
 	}
 	h.releasing = true
 	m.mu.Unlock()
+	_, err := m.finishRelease(ctx, h)
+	return err
+}
 
+// finishRelease deletes the hold's node for Unlock, or for a Lock that
+// finds a pending release; h.releasing is set. settled reports that the
+// hold is over (err is then nil or ErrLockLost); otherwise the release is
+// pending and err says why.
+func (m *Mutex) finishRelease(ctx context.Context, h *hold) (settled bool, err error) {
 	lost, err := m.release(ctx, h)
 	if err != nil {
 		m.mu.Lock()
 		h.releasing = false
+		first := !h.pending
+		h.pending = true
+		if h.state != MutexLost {
+			h.state = MutexReleasing
+		}
 		m.mu.Unlock()
-		return fmt.Errorf("recipe: unlock %s: still held, call Unlock again: %w", h.node, err)
+		if first {
+			m.notify(MutexReleasing)
+		}
+		return false, fmt.Errorf("recipe: unlock %s: release not confirmed, call Unlock again: %w", h.node, err)
 	}
 	close(h.stop)
 	<-h.done
 	m.mu.Lock()
-	newlyLost := lost && h.state != MutexLost
+	// A pending release is no hold: that its node went first is no news
+	// to anyone listening for MutexLost.
+	newlyLost := lost && h.state != MutexLost && !h.pending
 	if lost {
 		h.markLost()
 	}
@@ -374,20 +420,20 @@ func (m *Mutex) UnlockContext(ctx context.Context) error {
 	}
 	m.notify(MutexUnlocked)
 	if lost {
-		return ErrLockLost
+		return true, ErrLockLost
 	}
-	return nil
+	return true, nil
 }
 
 // Token returns the fencing token of the current hold: the czxid of the
 // handle's node. Tokens of later holds of the same lock are larger, so a
 // system that remembers the largest token it has seen can refuse a holder
 // that has been superseded. Token returns 0 when the handle does not hold
-// the lock (unlocked, or the hold was lost).
+// the lock (unlocked, releasing, or the hold was lost).
 func (m *Mutex) Token() int64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.hold == nil || m.hold.state == MutexLost {
+	if m.hold == nil || (m.hold.state != MutexHeld && m.hold.state != MutexSuspended) {
 		return 0
 	}
 	return m.hold.token
@@ -395,8 +441,9 @@ func (m *Mutex) Token() int64 {
 
 // Lost returns a channel that is closed when the current hold is lost: its
 // node was deleted by anyone, or its session expired or was closed. A hold
-// that ends by Unlock leaves its channel open. Without a hold, Lost returns a
-// closed channel: the caller does not hold the lock.
+// that ends by Unlock leaves its channel open; a pending release
+// (MutexReleasing) closes it when it ends by itself. Without a hold, Lost
+// returns a closed channel: the caller does not hold the lock.
 func (m *Mutex) Lost() <-chan struct{} {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -436,12 +483,15 @@ type hold struct {
 	self    <-chan zk.Event
 
 	// Guarded by Mutex.mu.
-	count     int
-	state     MutexState
-	releasing bool // Unlock is deleting the node: its NodeDeleted is expected
-	goneEarly bool // the node's deletion was seen while releasing
-	unsure    bool // a Delete was sent whose reply was lost
-	lostOnce  sync.Once
+	count      int
+	state      MutexState
+	releasing  bool  // Unlock is deleting the node: its NodeDeleted is expected
+	goneEarly  bool  // the node's deletion was seen while releasing
+	unsure     bool  // a Delete was sent whose reply was lost
+	pending    bool  // an Unlock failed: the release is pending (MutexReleasing)
+	settled    bool  // the pending release ended without Unlock (see settle)
+	settledErr error // what the next Unlock returns for a settled release
+	lostOnce   sync.Once
 
 	lost chan struct{} // closed when the hold is lost
 	stop chan struct{} // closed by Unlock to end the watching goroutine
@@ -487,8 +537,11 @@ func (m *Mutex) lock(ctx context.Context, wait bool) (bool, error) {
 		return false, err
 	}
 	defer m.leave()
-	if m.reenter() {
-		return true, nil
+	if m.closed.Load() {
+		return false, errConnClosed
+	}
+	if reentered, err := m.reenter(ctx); err != nil || reentered {
+		return reentered, err
 	}
 	if strings.Contains(m.cfg.nodeName, "/") {
 		return false, zk.ErrInvalidPath
@@ -512,25 +565,41 @@ func (m *Mutex) lock(ctx context.Context, wait bool) (bool, error) {
 	return true, nil
 }
 
-// reenter counts up a live hold. A lost hold is discarded, so the caller
-// starts afresh.
-func (m *Mutex) reenter() bool {
+// reenter counts up a live hold. A lost or settled hold is discarded, and a
+// pending release finished, so the caller starts afresh; err means the
+// pending release could not be finished, and the handle stays
+// MutexReleasing. A pending release is never counted up: its Delete may
+// apply at any moment, and a Lock that returned on it would hold nothing
+// (another contender may already hold the lock).
+func (m *Mutex) reenter(ctx context.Context) (bool, error) {
 	m.mu.Lock()
 	h := m.hold
-	if h == nil {
+	switch {
+	case h == nil:
 		m.mu.Unlock()
-		return false
-	}
-	if h.state != MutexLost {
+		return false, nil
+	case h.settled:
+		m.hold = nil
+		m.mu.Unlock()
+		<-h.done
+		return false, nil
+	case h.pending:
+		h.releasing = true
+		m.mu.Unlock()
+		if settled, err := m.finishRelease(ctx, h); !settled {
+			return false, err
+		}
+		return false, nil
+	case h.state != MutexLost:
 		h.count++
 		m.mu.Unlock()
-		return true
+		return true, nil
 	}
 	m.hold = nil
 	m.mu.Unlock()
 	<-h.done
 	m.notify(MutexUnlocked)
-	return false
+	return false, nil
 }
 
 // busy reports whether the lock has any contender now, so TryLock can give
@@ -538,7 +607,7 @@ func (m *Mutex) reenter() bool {
 // queued behind it when it is deleted again).
 func (m *Mutex) busy(ctx context.Context) (bool, error) {
 	var children []string
-	err := retryLoss(ctx, m.cfg.retryTimeout, func() (err error) {
+	err := m.retryLoss(ctx, m.cfg.retryTimeout, func() (err error) {
 		children, _, err = m.conn.Children(m.dir)
 		return err
 	})

@@ -40,6 +40,11 @@ func (m *Mutex) acquire(ctx context.Context, wait bool) (*hold, error) {
 			return nil, err
 		}
 		h, again, err := m.queue(ctx, c, wait)
+		if c.lossy && h == nil {
+			// A create of this GUID whose reply was lost may still show up
+			// (see settleOrphan): sweep for it in the background.
+			m.adopt(orphan{guid: c.guid})
+		}
 		if !again {
 			return h, err
 		}
@@ -77,8 +82,16 @@ func (m *Mutex) create(ctx context.Context) (c created, err error) {
 	parentTries := 0
 	var troubleSince time.Time
 	backoff := firstBackoff
+	strikes := 0
 	for {
+		if m.closed.Load() {
+			return created{}, errConnClosed
+		}
 		node, err := m.conn.Create(prefix, m.cfg.data, zk.FlagEphemeral|zk.FlagSequence, m.cfg.acl)
+		if strikes = m.closedBy(err, strikes); m.closed.Load() {
+			// Closing the session deletes the node, if it was made.
+			return created{}, errConnClosed
+		}
 		switch {
 		case err == nil:
 			return created{guid: guid, node: node, lossy: lossy}, nil
@@ -124,7 +137,7 @@ func (m *Mutex) create(ctx context.Context) (c created, err error) {
 // does, before it counts the node as ours.
 func (m *Mutex) findByGUID(ctx context.Context, guid string) (string, error) {
 	var children []string
-	err := retryLoss(ctx, m.cfg.retryTimeout, func() (err error) {
+	err := m.retryLoss(ctx, m.cfg.retryTimeout, func() (err error) {
 		children, _, err = m.conn.Children(m.dir)
 		return err
 	})
@@ -172,7 +185,7 @@ func (m *Mutex) queue(ctx context.Context, c created, wait bool) (h *hold, again
 
 	for {
 		var children []string
-		err := retryLoss(ctx, m.cfg.retryTimeout, func() (err error) {
+		err := m.retryLoss(ctx, m.cfg.retryTimeout, func() (err error) {
 			children, _, err = m.conn.Children(m.dir)
 			return err
 		})
@@ -231,7 +244,7 @@ func (m *Mutex) queue(ctx context.Context, c created, wait bool) (h *hold, again
 		}
 
 		var predWatch <-chan zk.Event
-		err = retryLoss(ctx, m.cfg.retryTimeout, func() (err error) {
+		err = m.retryLoss(ctx, m.cfg.retryTimeout, func() (err error) {
 			_, _, predWatch, err = m.conn.GetW(joinPath(m.dir, pred))
 			return err
 		})
@@ -344,7 +357,7 @@ func predecessor(children []string, name, mark string) (pred string, present boo
 // watchOwn reads the own node's stat and sets the watch that reports its
 // deletion (and, in go-zookeeper, the session's expiry or closing).
 func (m *Mutex) watchOwn(ctx context.Context, node string) (exists bool, stat *zk.Stat, watch <-chan zk.Event, err error) {
-	err = retryLoss(ctx, m.cfg.retryTimeout, func() (err error) {
+	err = m.retryLoss(ctx, m.cfg.retryTimeout, func() (err error) {
 		exists, stat, watch, err = watchNode(m.conn, node)
 		return err
 	})
@@ -402,7 +415,7 @@ func (m *Mutex) startOver(node string) (*hold, bool, error) {
 func (m *Mutex) cleanup(node string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), m.cfg.retryTimeout)
 	defer cancel()
-	err := retryLoss(ctx, m.cfg.retryTimeout, func() error {
+	err := m.retryLoss(ctx, m.cfg.retryTimeout, func() error {
 		err, _ := callBounded(ctx, func() error { return m.conn.Delete(node, -1) })
 		return err
 	})
@@ -423,7 +436,7 @@ func goneWithSession(err error) bool {
 // persistent nodes. A parent made meanwhile by someone else is fine.
 func (m *Mutex) makeParents(ctx context.Context) error {
 	for _, p := range ancestors(m.dir) {
-		err := retryLoss(ctx, m.cfg.retryTimeout, func() error {
+		err := m.retryLoss(ctx, m.cfg.retryTimeout, func() error {
 			_, err := m.conn.Create(p, nil, 0, m.cfg.acl)
 			return err
 		})

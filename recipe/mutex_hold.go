@@ -15,12 +15,18 @@ import (
 // closed — and polls the Conn's State and SessionID for what no watch
 // reports: a dropped connection (the watch stays armed through it) and a
 // session replaced without an event reaching us.
+//
+// It also ends when the Conn is closed: go-zookeeper ends every watch with
+// zk.ErrClosing then, and a Conn that has been in StateDisconnected for the
+// whole retry timeout (a live one shows StateConnecting while it tries to
+// reconnect) is taken for closed even when no watch was armed to say so.
 func (m *Mutex) watchHold(h *hold) {
 	defer close(h.done)
 	ticker := time.NewTicker(m.cfg.pollInterval)
 	defer ticker.Stop()
 	watch := h.self
 	rearm := false
+	var disconnectedSince time.Time
 	for {
 		select {
 		case <-h.stop:
@@ -36,6 +42,9 @@ func (m *Mutex) watchHold(h *hold) {
 				// until Unlock finishes.
 				continue
 			case zk.EventNotWatching:
+				if errors.Is(ev.Err, zk.ErrClosing) {
+					m.closed.Store(true)
+				}
 				m.lose(h)
 				return
 			}
@@ -48,7 +57,18 @@ func (m *Mutex) watchHold(h *hold) {
 			m.lose(h)
 			return
 		}
-		connected := m.conn.State() == zk.StateHasSession
+		state := m.conn.State()
+		switch {
+		case state != zk.StateDisconnected:
+			disconnectedSince = time.Time{}
+		case disconnectedSince.IsZero():
+			disconnectedSince = time.Now()
+		case time.Since(disconnectedSince) >= m.cfg.retryTimeout:
+			m.closed.Store(true)
+			m.lose(h)
+			return
+		}
+		connected := state == zk.StateHasSession
 		m.setConnected(h, connected)
 		if !rearm || !connected {
 			continue
@@ -71,28 +91,44 @@ func (m *Mutex) watchHold(h *hold) {
 	}
 }
 
-// nodeGone handles the deletion of the hold's node and reports whether it
-// is a loss. It is not while Unlock deletes the node, nor after an Unlock
-// that failed with its Delete possibly applied or still queued in the
-// client: that Delete is the likely cause, and the next Unlock completes
-// the release.
-func (m *Mutex) nodeGone(h *hold) (lost bool) {
+// nodeGone handles the deletion of the hold's node and reports whether the
+// hold is over, so that the watching can end. While Unlock deletes the node
+// the deletion is expected, and that Unlock finishes the release. While a
+// release is pending (an Unlock failed) the deletion ends it: the Delete of
+// that Unlock is the likely cause, and whoever deleted it, the critical
+// section had ended before. Otherwise the hold is lost.
+func (m *Mutex) nodeGone(h *hold) (over bool) {
 	m.mu.Lock()
-	if h.releasing || h.unsure {
+	switch {
+	case h.releasing:
 		h.goneEarly = true
 		m.mu.Unlock()
 		return false
+	case h.pending:
+		m.mu.Unlock()
+		var err error
+		if m.conn.SessionID() != h.session {
+			err = ErrLockLost
+		}
+		m.settle(h, err)
+		return true
 	}
 	m.mu.Unlock()
 	m.lose(h)
 	return true
 }
 
-// lose records that the hold is lost and tells the listener.
+// lose records that the hold is lost and tells the listener. A pending
+// release that loses its session is over: see settle.
 func (m *Mutex) lose(h *hold) {
 	m.mu.Lock()
-	if h.state == MutexLost {
+	if h.state == MutexLost || h.settled {
 		m.mu.Unlock()
+		return
+	}
+	if h.pending && !h.releasing {
+		m.mu.Unlock()
+		m.settle(h, ErrLockLost)
 		return
 	}
 	h.markLost()
@@ -100,7 +136,24 @@ func (m *Mutex) lose(h *hold) {
 	m.notify(MutexLost)
 }
 
-// setConnected moves a hold between Held and Suspended.
+// settle ends a pending release without an Unlock: the handle is unlocked,
+// Lost closes, and the next Unlock returns err (the next Lock starts
+// afresh). Called from the watching goroutine, which then ends.
+func (m *Mutex) settle(h *hold, err error) {
+	m.mu.Lock()
+	if h.settled || h.releasing {
+		m.mu.Unlock()
+		return
+	}
+	h.settled, h.settledErr = true, err
+	h.state = MutexUnlocked
+	h.lostOnce.Do(func() { close(h.lost) })
+	m.mu.Unlock()
+	m.notify(MutexUnlocked)
+}
+
+// setConnected moves a hold between Held and Suspended. A pending release
+// stays MutexReleasing whatever the connection does.
 func (m *Mutex) setConnected(h *hold, connected bool) {
 	m.mu.Lock()
 	var next MutexState
@@ -125,7 +178,7 @@ func (m *Mutex) release(ctx context.Context, h *hold) (lost bool, err error) {
 	m.mu.Lock()
 	unsure := h.unsure
 	m.mu.Unlock()
-	err = retryLoss(ctx, 0, func() error {
+	err = m.retryLoss(ctx, 0, func() error {
 		m.mu.Lock()
 		gone := h.state == MutexLost
 		m.mu.Unlock()
@@ -144,6 +197,11 @@ func (m *Mutex) release(ctx context.Context, h *hold) (lost bool, err error) {
 	h.unsure = unsure
 	goneEarly := h.goneEarly
 	m.mu.Unlock()
+	if err != nil && goneEarly && !errors.Is(err, zk.ErrSessionExpired) && !errors.Is(err, zk.ErrClosing) {
+		// The node's deletion was seen while this release ran: whatever
+		// kept the Delete from being confirmed, the node is gone.
+		err = zk.ErrNoNode
+	}
 
 	switch {
 	case err == nil:
@@ -170,13 +228,17 @@ func (m *Mutex) release(ctx context.Context, h *hold) (lost bool, err error) {
 // create whose lost reply was applied later than the retry that found the
 // node would otherwise wait in the queue, and one day hold the lock, for
 // nobody.
+//
+// The listing follows a sync: a create whose reply was lost may have been
+// applied on the leader and not yet on the follower this client reads from
+// (the client never saw that write's zxid). A GUID whose strays could not
+// be looked for is remembered as an orphan and swept in the background.
 func (m *Mutex) sweepStrays(ctx context.Context, h *hold) {
-	var children []string
-	err := retryLoss(ctx, m.cfg.retryTimeout, func() (err error) {
-		children, _, err = m.conn.Children(m.dir)
-		return err
-	})
+	children, err := m.syncedChildren(ctx)
 	if err != nil {
+		if !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrClosing) {
+			m.adopt(orphan{guid: h.guid, keep: h.node})
+		}
 		return
 	}
 	mark := protectedPrefix + h.guid + "-"

@@ -43,7 +43,11 @@ var mutexScenarios = []mutexScenario{
 	{"ForeignAndKazooNodes", testForeignAndKazooNodes},
 	{"InteropZkLock", testInteropZkLock},
 	{"ParentsAndBadInput", testParentsAndBadInput},
-	{"SuspendedAndUnlockDuringPartition", testSuspendedAndUnlockDuringPartition},
+	{"SuspendedDuringPartition", testSuspendedDuringPartition},
+	{"FailedUnlockIsNoHold", testFailedUnlockIsNoHold},
+	{"FailedUnlockFinishedByLock", testFailedUnlockFinishedByLock},
+	{"CloseAfterFailedUnlock", testCloseAfterFailedUnlock},
+	{"ClosedConnFailsPromptly", testClosedConnFailsPromptly},
 	{"FencingTokensGrow", testFencingTokensGrow},
 	{"GhostOfAnotherSessionNotAdopted", testGhostOfAnotherSessionNotAdopted},
 	{"LateCreateStrayRemoved", testLateCreateStrayRemoved},
@@ -771,9 +775,9 @@ func testParentsAndBadInput(t *testing.T, env zktest.Env) {
 	}
 }
 
-// A dropped connection suspends the hold; Unlock during it fails without
-// dropping the hold, and succeeds once the connection is back.
-func testSuspendedAndUnlockDuringPartition(t *testing.T, env zktest.Env) {
+// A dropped connection suspends the hold, which is held again once the
+// session resumes.
+func testSuspendedDuringPartition(t *testing.T, env zktest.Env) {
 	p, ok := env.(zktest.Partitioner)
 	if !ok {
 		t.Skip("target cannot partition")
@@ -783,28 +787,16 @@ func testSuspendedAndUnlockDuringPartition(t *testing.T, env zktest.Env) {
 	// tick caps it at 4s), so that it outlives the partition.
 	conn, _ := env.Connect(t, 10*time.Second)
 	admin, _ := env.Connect(t, sessionTimeout)
-	var statesMu sync.Mutex
-	var states []recipe.MutexState
-	m := recipe.NewMutex(conn, dir,
-		recipe.WithStatePollInterval(20*time.Millisecond),
-		recipe.WithStateListener(func(s recipe.MutexState) {
-			statesMu.Lock()
-			states = append(states, s)
-			statesMu.Unlock()
-		}))
+	states := &stateLog{}
+	m := recipe.NewMutex(conn, dir, recipe.WithStatePollInterval(20*time.Millisecond), recipe.WithStateListener(states.add))
 	if err := m.Lock(testCtx(t)); err != nil {
 		t.Fatal(err)
 	}
+	token := m.Token()
 	p.Partition(t, conn)
 	eventually(t, "hold suspended", func() bool { return m.State() == recipe.MutexSuspended })
-	ctx, cancel := context.WithTimeout(testCtx(t), 200*time.Millisecond)
-	err := m.UnlockContext(ctx)
-	cancel()
-	if err == nil {
-		t.Fatal("UnlockContext during a partition succeeded")
-	}
-	if m.State() == recipe.MutexUnlocked || m.Token() == 0 {
-		t.Fatalf("failed Unlock dropped the hold: state %v token %d", m.State(), m.Token())
+	if m.Token() != token {
+		t.Errorf("a suspended hold's token is %d, want %d", m.Token(), token)
 	}
 	p.Heal(t, conn)
 	eventually(t, "hold resumed", func() bool { return m.State() == recipe.MutexHeld })
@@ -817,12 +809,211 @@ func testSuspendedAndUnlockDuringPartition(t *testing.T, env zktest.Env) {
 		t.Fatalf("Unlock after heal: %v", err)
 	}
 	settles(t, admin, dir, 0)
-	statesMu.Lock()
-	defer statesMu.Unlock()
-	want := []recipe.MutexState{recipe.MutexHeld, recipe.MutexSuspended, recipe.MutexHeld, recipe.MutexUnlocked}
-	if !slices.Equal(states, want) {
-		t.Errorf("states %v, want %v", states, want)
+	states.want(t, recipe.MutexHeld, recipe.MutexSuspended, recipe.MutexHeld, recipe.MutexUnlocked)
+}
+
+// stateLog records what a Mutex's state listener hears.
+type stateLog struct {
+	mu     sync.Mutex
+	states []recipe.MutexState
+}
+
+func (l *stateLog) add(s recipe.MutexState) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.states = append(l.states, s)
+}
+
+func (l *stateLog) want(t testing.TB, want ...recipe.MutexState) {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !slices.Equal(l.states, want) {
+		t.Errorf("states %v, want %v", l.states, want)
 	}
+}
+
+// failUnlockInPartition cuts conn, on which m holds its lock, off and calls
+// UnlockContext with a short deadline, which fails: its Delete is on its
+// way, and applies if the partition heals before the client notices it.
+func failUnlockInPartition(t *testing.T, p zktest.Partitioner, conn recipe.Conn, m *recipe.Mutex) {
+	t.Helper()
+	p.Partition(t, conn)
+	ctx, cancel := context.WithTimeout(testCtx(t), 200*time.Millisecond)
+	err := m.UnlockContext(ctx)
+	cancel()
+	if err == nil {
+		t.Fatal("UnlockContext during a partition succeeded")
+	}
+}
+
+// An Unlock that fails during a partition the session survives leaves a
+// release pending, and a pending release is no hold: no token, Lock does
+// not re-enter it. The Delete still queued in the client applies once the
+// partition heals, the waiter takes the lock, and the first handle's Lock
+// waits its turn behind it. (It used to count up on the old hold and
+// return at once: two holders.)
+func testFailedUnlockIsNoHold(t *testing.T, env zktest.Env) {
+	p, ok := env.(zktest.Partitioner)
+	if !ok {
+		t.Skip("target cannot partition")
+	}
+	dir := env.Base() + "/lock"
+	connA, _ := env.Connect(t, 10*time.Second)
+	connB, _ := env.Connect(t, sessionTimeout)
+	states := &stateLog{}
+	a := recipe.NewMutex(connA, dir, recipe.WithStatePollInterval(20*time.Millisecond), recipe.WithStateListener(states.add))
+	b := recipe.NewMutex(connB, dir)
+	if err := a.Lock(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	bDone := lockAsync(testCtx(t), b)
+	settles(t, connB, dir, 2)
+
+	failUnlockInPartition(t, p, connA, a)
+	if a.State() != recipe.MutexReleasing || a.Token() != 0 {
+		t.Fatalf("after a failed Unlock: state %v token %d, want releasing, no token", a.State(), a.Token())
+	}
+	select {
+	case <-a.Lost():
+		t.Fatal("Lost() closed while the release is pending")
+	default:
+	}
+	aDone := lockAsync(testCtx(t), a)
+	stillBlocked(t, "Lock on a handle whose release is pending", aDone)
+
+	p.Heal(t, connA)
+	if err := mustWait(t, "B's Lock", bDone); err != nil {
+		t.Fatalf("B's Lock: %v", err)
+	}
+	stillBlocked(t, "A's Lock while B holds", aDone)
+	if s := a.State(); s == recipe.MutexHeld || s == recipe.MutexSuspended || a.Token() != 0 {
+		t.Fatalf("A reports %v with token %d while B holds", s, a.Token())
+	}
+	if err := b.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	if err := mustWait(t, "A's Lock", aDone); err != nil {
+		t.Fatalf("A's Lock: %v", err)
+	}
+	if err := a.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	settles(t, connB, dir, 0)
+	states.want(t, recipe.MutexHeld, recipe.MutexReleasing, recipe.MutexUnlocked, recipe.MutexHeld, recipe.MutexUnlocked)
+}
+
+// An Unlock that fails before its Delete is sent leaves the node in the
+// queue. The next Lock on the handle finishes the release — the waiter
+// behind gets the lock — and queues afresh; it used to count up on the old
+// hold instead, so that every later Lock/Unlock pair only moved the count
+// and the node stayed for as long as the session lived.
+func testFailedUnlockFinishedByLock(t *testing.T, env zktest.Env) {
+	dir := env.Base() + "/lock"
+	connA, _ := env.Connect(t, sessionTimeout)
+	connB, _ := env.Connect(t, sessionTimeout)
+	a, b := recipe.NewMutex(connA, dir), recipe.NewMutex(connB, dir)
+	if err := a.Lock(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	bDone := lockAsync(testCtx(t), b)
+	settles(t, connB, dir, 2)
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := a.UnlockContext(done); !errors.Is(err, context.Canceled) {
+		t.Fatalf("UnlockContext with a cancelled ctx: %v, want context.Canceled", err)
+	}
+	if a.State() != recipe.MutexReleasing || a.Token() != 0 {
+		t.Fatalf("after a failed Unlock: state %v token %d, want releasing, no token", a.State(), a.Token())
+	}
+	aDone := lockAsync(testCtx(t), a)
+	if err := mustWait(t, "B's Lock", bDone); err != nil {
+		t.Fatalf("B's Lock: %v", err)
+	}
+	stillBlocked(t, "A's Lock while B holds", aDone)
+	if err := b.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	if err := mustWait(t, "A's Lock", aDone); err != nil {
+		t.Fatalf("A's Lock: %v", err)
+	}
+	if err := a.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	settles(t, connB, dir, 0)
+	if err := a.Unlock(); !errors.Is(err, recipe.ErrNotLocked) {
+		t.Errorf("a second Unlock: %v, want ErrNotLocked", err)
+	}
+}
+
+// Closing the Conn of a handle whose release is pending ends every
+// goroutine of the Mutex. (The deletion of the node used to be taken for
+// the failed Unlock's own Delete, the watch was dropped, and the hold's
+// goroutine polled a closed Conn for ever.)
+func testCloseAfterFailedUnlock(t *testing.T, env zktest.Env) {
+	p, ok := env.(zktest.Partitioner)
+	if !ok {
+		t.Skip("target cannot partition")
+	}
+	dir := env.Base() + "/lock"
+	conn, _ := env.Connect(t, 10*time.Second)
+	admin, _ := env.Connect(t, sessionTimeout)
+	before := mutexGoroutines()
+	// A retry timeout longer than the test's patience: a hold that sits
+	// disconnected for that long is taken for a closed Conn's, which would
+	// end the goroutine without the fix this test is about.
+	m := recipe.NewMutex(conn, dir, recipe.WithStatePollInterval(20*time.Millisecond), recipe.WithRetryTimeout(10*time.Minute))
+	if err := m.Lock(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	failUnlockInPartition(t, p, conn, m)
+	p.Heal(t, conn)
+	// The Delete sent during the partition applies, and its deletion
+	// ends the pending release.
+	settles(t, admin, dir, 0)
+	eventually(t, "the pending release ended", func() bool { return m.State() == recipe.MutexUnlocked })
+	conn.Close()
+	settles(t, admin, dir, 0)
+	eventually(t, "no Mutex goroutines left after Close", func() bool { return mutexGoroutines() == before })
+	if s := m.State(); s != recipe.MutexUnlocked {
+		t.Errorf("state after Close: %v, want unlocked", s)
+	}
+	select {
+	case <-m.Lost():
+	default:
+		t.Error("Lost() open after the Conn was closed")
+	}
+}
+
+// Lock, TryLock and Unlock on a closed Conn fail at once with zk.ErrClosing
+// instead of retrying a connection that cannot come back for the whole
+// retry timeout.
+func testClosedConnFailsPromptly(t *testing.T, env zktest.Env) {
+	dir := env.Base() + "/lock"
+	conn, _ := env.Connect(t, sessionTimeout)
+	admin, _ := env.Connect(t, sessionTimeout)
+	held := recipe.NewMutex(conn, dir+"-held")
+	if err := held.Lock(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close()
+	m := recipe.NewMutex(conn, dir)
+	start := time.Now()
+	if err := m.Lock(testCtx(t)); !errors.Is(err, zk.ErrClosing) {
+		t.Errorf("Lock on a closed Conn: %v, want zk.ErrClosing", err)
+	}
+	if ok, err := m.TryLock(testCtx(t)); ok || !errors.Is(err, zk.ErrClosing) {
+		t.Errorf("TryLock on a closed Conn: %v, %v, want zk.ErrClosing", ok, err)
+	}
+	if err := held.Unlock(); !errors.Is(err, recipe.ErrLockLost) {
+		t.Errorf("Unlock of a hold on a closed Conn: %v, want ErrLockLost", err)
+	}
+	// The default retry timeout is 15s: a retried closed connection would
+	// take that long at least.
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("calls on a closed Conn took %v", d)
+	}
+	settles(t, admin, dir+"-held", 0)
 }
 
 // Each hold's token exceeds every earlier hold's, across handles.

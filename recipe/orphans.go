@@ -1,6 +1,7 @@
 package recipe
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"time"
@@ -25,6 +26,7 @@ import (
 type orphan struct {
 	node string // full path, if known
 	guid string // the GUID the node's name carries, if the path is not known
+	keep string // a node with guid that is not an orphan (released already)
 }
 
 // orphanTimeout bounds the background deletion of orphans.
@@ -79,29 +81,57 @@ func (m *Mutex) retryOrphans() int {
 }
 
 // settleOrphan deletes an orphan, or finds it needs no deleting, and
-// reports whether it is settled.
+// reports whether it is settled. A Conn known to be closed settles every
+// orphan: closing the session deletes its ephemeral nodes.
 func (m *Mutex) settleOrphan(o orphan) bool {
-	node := o.node
-	if node == "" {
-		children, _, err := m.conn.Children(m.dir)
-		switch {
-		case errors.Is(err, zk.ErrNoNode):
-			return true
-		case err != nil:
-			return false
+	if m.closed.Load() {
+		return true
+	}
+	if o.node != "" {
+		err := m.conn.Delete(o.node, -1)
+		return err == nil || goneWithSession(err)
+	}
+	// A node known only by its GUID is settled once a listing shows none,
+	// or every one found is deleted. The listing must follow a sync: the
+	// create's reply was lost, so the client never saw its zxid and may
+	// have reconnected to a follower that has not applied it yet; the
+	// node would appear there later, owned by a live session, and block
+	// the queue for good.
+	if _, err := m.conn.Sync(m.dir); err != nil {
+		return errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrClosing)
+	}
+	children, _, err := m.conn.Children(m.dir)
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		return true
+	case err != nil:
+		return false
+	}
+	mark := protectedPrefix + o.guid + "-"
+	settled := true
+	for _, name := range children {
+		node := joinPath(m.dir, name)
+		if !strings.HasPrefix(name, mark) || node == o.keep {
+			continue
 		}
-		mark := protectedPrefix + o.guid + "-"
-		for _, name := range children {
-			if strings.HasPrefix(name, mark) {
-				node = joinPath(m.dir, name)
-			}
-		}
-		if node == "" {
-			// The listing was sent after the failed create, and a session's
-			// requests apply in order: the create never applied.
-			return true
+		if err := m.conn.Delete(node, -1); err != nil && !goneWithSession(err) {
+			settled = false
 		}
 	}
-	err := m.conn.Delete(node, -1)
-	return err == nil || goneWithSession(err)
+	return settled
+}
+
+// syncedChildren lists the lock's directory after a sync, so that the
+// listing shows every write the leader had committed when the sync reached
+// it, whichever member the client reads from.
+func (m *Mutex) syncedChildren(ctx context.Context) ([]string, error) {
+	var children []string
+	err := m.retryLoss(ctx, m.cfg.retryTimeout, func() (err error) {
+		if _, err = m.conn.Sync(m.dir); err != nil {
+			return err
+		}
+		children, _, err = m.conn.Children(m.dir)
+		return err
+	})
+	return children, err
 }

@@ -27,16 +27,23 @@ func isConnectionLoss(err error) bool {
 
 // retryLoss runs op until it returns anything but a connection loss, ctx is
 // done, or connection losses have gone on for longer than limit (if limit is
-// positive). op must be
-// safe to repeat after a loss; callers that create or delete check the
-// outcome themselves.
-func retryLoss(ctx context.Context, limit time.Duration, op func() error) error {
+// positive). op must be safe to repeat after a loss; callers that create or
+// delete check the outcome themselves. A Conn that turns out to be closed
+// (see closedBy) ends the retries at once with errConnClosed.
+func (m *Mutex) retryLoss(ctx context.Context, limit time.Duration, op func() error) error {
 	var lossSince time.Time
 	backoff := firstBackoff
+	strikes := 0
 	for {
+		if m.closed.Load() {
+			return errConnClosed
+		}
 		err := op()
-		if !isConnectionLoss(err) {
+		if !isConnectionLoss(err) && !errors.Is(err, zk.ErrClosing) {
 			return err
+		}
+		if strikes = m.closedBy(err, strikes); m.closed.Load() {
+			return errConnClosed
 		}
 		now := time.Now()
 		if lossSince.IsZero() {
@@ -50,6 +57,36 @@ func retryLoss(ctx context.Context, limit time.Duration, op func() error) error 
 		}
 		backoff = min(2*backoff, maxBackoff)
 	}
+}
+
+// errConnClosed is what the Mutex's calls return once it knows its Conn was
+// closed: nothing sent on that Conn can succeed any more.
+var errConnClosed = fmt.Errorf("recipe: the Conn was closed: %w", zk.ErrClosing)
+
+// closedBy takes the error of a failed request and the number of strikes so
+// far against the Conn, marks the Mutex's Conn closed when the evidence is
+// in, and returns the new count. go-zookeeper fails the requests in flight
+// when Close is called with zk.ErrClosing: that is proof. Every request
+// made after Close fails at once with zk.ErrConnectionClosed and the state
+// stays StateDisconnected for good; a Conn that is merely disconnected
+// instead holds new requests until it reconnects (only those in flight at
+// the moment of the drop fail with ErrConnectionClosed), and shows
+// StateConnecting while it tries. So two requests in a row that fail with
+// ErrConnectionClosed, a backoff pause apart, each with the Conn in
+// StateDisconnected, mean it was closed.
+func (m *Mutex) closedBy(err error, strikes int) int {
+	switch {
+	case errors.Is(err, zk.ErrClosing):
+		m.closed.Store(true)
+		return strikes
+	case errors.Is(err, zk.ErrConnectionClosed) && m.conn.State() == zk.StateDisconnected:
+		strikes++
+		if strikes >= 2 {
+			m.closed.Store(true)
+		}
+		return strikes
+	}
+	return 0
 }
 
 // pause waits for d or until ctx is done, whichever comes first.

@@ -177,12 +177,21 @@ func TestPaths(t *testing.T) {
 	}
 }
 
+// connState is a Conn that only reports a state: enough for retryLoss.
+type connState struct {
+	Conn
+	state zk.State
+}
+
+func (c connState) State() zk.State { return c.state }
+
 // retryLoss repeats a request through connection loss, but not past its
 // limit or its context, and not for any other error.
 func TestRetryLoss(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
+		m := &Mutex{conn: connState{state: zk.StateConnecting}}
 		calls := 0
-		err := retryLoss(context.Background(), time.Second, func() error {
+		err := m.retryLoss(context.Background(), time.Second, func() error {
 			calls++
 			if calls < 4 {
 				return zk.ErrConnectionClosed
@@ -194,22 +203,51 @@ func TestRetryLoss(t *testing.T) {
 		}
 
 		start := time.Now()
-		err = retryLoss(context.Background(), 2*time.Second, func() error { return zk.ErrNoServer })
+		err = m.retryLoss(context.Background(), 2*time.Second, func() error { return zk.ErrNoServer })
 		if !errors.Is(err, zk.ErrNoServer) || time.Since(start) < 2*time.Second {
 			t.Errorf("retryLoss = %v after %v, want ErrNoServer after the 2s limit", err, time.Since(start))
 		}
 
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 		defer cancel()
-		err = retryLoss(ctx, 0, func() error { return zk.ErrConnectionClosed })
+		err = m.retryLoss(ctx, 0, func() error { return zk.ErrConnectionClosed })
 		if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, zk.ErrConnectionClosed) {
 			t.Errorf("retryLoss past ctx = %v, want both the deadline and the connection loss", err)
 		}
 
 		calls = 0
-		err = retryLoss(context.Background(), time.Second, func() error { calls++; return zk.ErrClosing })
+		err = m.retryLoss(context.Background(), time.Second, func() error { calls++; return zk.ErrClosing })
 		if !errors.Is(err, zk.ErrClosing) || calls != 1 {
 			t.Errorf("ErrClosing retried: %v after %d calls", err, calls)
+		}
+		if !m.closed.Load() {
+			t.Errorf("ErrClosing did not mark the Conn closed")
+		}
+	})
+}
+
+// A Conn that fails requests at once with ErrConnectionClosed while it sits
+// in StateDisconnected was closed: retryLoss gives up on the second such
+// failure, with zk.ErrClosing, instead of retrying for its whole limit. A
+// Conn that shows StateConnecting is reconnecting, and is retried.
+func TestRetryLossNoticesClosedConn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		closed := &Mutex{conn: connState{state: zk.StateDisconnected}}
+		calls := 0
+		err := closed.retryLoss(context.Background(), 15*time.Second, func() error { calls++; return zk.ErrConnectionClosed })
+		if !errors.Is(err, zk.ErrClosing) || calls != 2 {
+			t.Errorf("on a closed Conn: %v after %d calls, want ErrClosing after 2", err, calls)
+		}
+		calls = 0
+		if err := closed.retryLoss(context.Background(), 0, func() error { calls++; return nil }); !errors.Is(err, zk.ErrClosing) || calls != 0 {
+			t.Errorf("after the Conn was found closed: %v after %d calls, want ErrClosing at once", err, calls)
+		}
+
+		reconnecting := &Mutex{conn: connState{state: zk.StateConnecting}}
+		calls = 0
+		err = reconnecting.retryLoss(context.Background(), time.Second, func() error { calls++; return zk.ErrConnectionClosed })
+		if !errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrClosing) || calls < 4 {
+			t.Errorf("on a reconnecting Conn: %v after %d calls, want retries until the limit", err, calls)
 		}
 	})
 }
