@@ -3,6 +3,8 @@ package recipe_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -10,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/zksim/zksim/recipe"
 	"github.com/zksim/zksim/zkfake"
 	"github.com/zksim/zksim/zkfake/zktest"
@@ -274,4 +277,51 @@ func TestMutexFakeRandomReplyLoss(t *testing.T) {
 		}
 		t.Logf("%d requests or replies lost", lost)
 	})
+}
+
+// ZooKeeper's sequence counter is a signed int32 that wraps: past
+// 2147483647 names read "-2147483648", and from -999999999 on
+// "-000000005". Contenders queued across the wrap get the lock in the order
+// they queued, and each finds its own node. (Reading the last ten
+// characters as digits used to put "-2147483647" first, so the newest
+// contender took the lock while another held it; and a "-000000005" node
+// was nobody's, not even its owner's, who queued again and again.)
+func TestMutexFakeSequenceWrap(t *testing.T) {
+	for _, start := range []int32{math.MaxInt32 - 1, -1000000001, -2} {
+		runFake(t, fmt.Sprintf("from %d", start), func(t *testing.T, env zktest.Env) {
+			srv := fakeServer(t, env)
+			dir := env.Base() + "/lock"
+			admin, _ := env.Connect(t, sessionTimeout)
+			if _, err := admin.Create(dir, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+				t.Fatal(err)
+			}
+			if err := srv.SetSequence(dir, start); err != nil {
+				t.Fatal(err)
+			}
+			const n = 4
+			handles := make([]*recipe.Mutex, n)
+			done := make([]<-chan error, n)
+			for i := range handles {
+				conn, _ := env.Connect(t, sessionTimeout)
+				handles[i] = recipe.NewMutex(conn, dir)
+				done[i] = lockAsync(testCtx(t), handles[i])
+				settles(t, admin, dir, i+1)
+			}
+			for i, m := range handles {
+				if err := mustWait(t, fmt.Sprintf("handle %d's Lock", i), done[i]); err != nil {
+					t.Fatalf("handle %d: %v", i, err)
+				}
+				for j := i + 1; j < n; j++ {
+					stillBlocked(t, fmt.Sprintf("handle %d's Lock while handle %d holds", j, i), done[j])
+				}
+				if got := settles(t, admin, dir, n-i); len(got) != n-i {
+					t.Fatalf("queue %v", got)
+				}
+				if err := m.Unlock(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			settles(t, admin, dir, 0)
+		})
+	}
 }

@@ -2,6 +2,7 @@ package recipe
 
 import (
 	"errors"
+	"math"
 	"slices"
 	"strings"
 
@@ -18,21 +19,55 @@ const sequenceDigits = 10
 const protectedPrefix = "_c_"
 
 // parseSequence returns the sequence number a child name ends with, and
-// whether it ends with one at all. Only the last ten characters count:
+// whether it ends with one at all. Only the end of the name counts:
 // protected names begin with a random GUID, so comparing whole names would
 // order contenders by chance rather than by arrival.
+//
+// ZooKeeper's counter is a signed int32 printed as "%010d": ten digits up
+// to 2147483647, then, past the wrap, "-2147483648" (a sign and ten digits)
+// up to "-1000000000", and from "-999999999" on a sign and nine digits
+// ("-000000005"). A '-' right before ten digits is the sign unless it
+// follows a letter or a digit, as the one in "lock-0000000001" does: a name
+// "lock" + "-1000000000" cannot be told from "lock-" + "1000000000", and is
+// read as the latter. Numbers outside the int32 range are no sequence.
 func parseSequence(name string) (int64, bool) {
-	if len(name) < sequenceDigits {
+	n := len(name)
+	if n < sequenceDigits {
 		return 0, false
 	}
-	var seq int64
-	for _, c := range name[len(name)-sequenceDigits:] {
+	tail := name[n-sequenceDigits:]
+	if tail[0] == '-' {
+		v, ok := parseDigits(tail[1:])
+		return -v, ok
+	}
+	v, ok := parseDigits(tail)
+	if !ok {
+		return 0, false
+	}
+	if n > sequenceDigits && name[n-sequenceDigits-1] == '-' && (n == sequenceDigits+1 || !isAlnum(name[n-sequenceDigits-2])) {
+		v = -v
+	}
+	if v < math.MinInt32 || v > math.MaxInt32 {
+		return 0, false
+	}
+	return v, true
+}
+
+// parseDigits reads a string of decimal digits.
+func parseDigits(s string) (int64, bool) {
+	var v int64
+	for i := 0; i < len(s); i++ {
+		c := s[i]
 		if c < '0' || c > '9' {
 			return 0, false
 		}
-		seq = seq*10 + int64(c-'0')
+		v = v*10 + int64(c-'0')
 	}
-	return seq, true
+	return v, true
+}
+
+func isAlnum(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
 }
 
 // contender is one child of a lock directory that takes part in the queue.
@@ -44,9 +79,16 @@ type contender struct {
 // before reports whether c is ahead of d in the queue: by sequence number,
 // then, for equal numbers (from different lock directories' counters never,
 // but from hand-made names), by name.
+//
+// Sequence numbers are compared as serial numbers (RFC 1982) on ZooKeeper's
+// 32-bit counter: c is ahead when d is fewer than 2^31 creates after it,
+// counting across the wrap. So -2147483648, made right after 2147483647,
+// queues behind it, and -1 ahead of 0. That holds for as long as the oldest
+// contender in the queue is fewer than 2^31 creates in the directory older
+// than the newest.
 func (c contender) before(d contender) bool {
 	if c.seq != d.seq {
-		return c.seq < d.seq
+		return int32(uint32(c.seq)-uint32(d.seq)) < 0
 	}
 	return c.name < d.name
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -30,6 +31,18 @@ func TestParseSequence(t *testing.T) {
 		{"lock-000000001x", 0, false},
 		{"", 0, false},
 		{"１２３４５６７８９０", 0, false}, // digits, but not ASCII ones
+		// Past the int32 wrap, "%010d" prints a sign.
+		{"_c_0123456789abcdef0123456789abcdef-__lock__-2147483648", -2147483648, true},
+		{"x__lock__-1000000000", -1000000000, true},
+		{"x__lock__-999999999", -999999999, true},
+		{"x__lock__-000000005", -5, true},
+		{"lock--2147483647", -2147483647, true}, // "lock-" and a wrapped number
+		{"lock--000000001", -1, true},
+		{"lock-1000000000", 1000000000, true}, // the dash belongs to "lock-"
+		{"-1000000001", -1000000001, true},    // no prefix at all
+		{"x__lock__2147483648", 0, false},     // not an int32
+		{"x__lock__-2147483649", 0, false},
+		{"lock-00000-0001", 0, false},
 	} {
 		seq, ok := parseSequence(tc.name)
 		if seq != tc.seq || ok != tc.ok {
@@ -44,10 +57,38 @@ func FuzzParseSequence(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, name string) {
 		seq, ok := parseSequence(name)
-		if ok && (seq < 0 || seq > 9999999999) {
+		if ok && (seq < math.MinInt32 || seq > math.MaxInt32) {
 			t.Fatalf("parseSequence(%q) = %d", name, seq)
 		}
 	})
+}
+
+// Across the counter's wrap, the queue keeps the order of creation: each
+// name below was made right after the one before it.
+func TestQueueOrderAcrossTheWrap(t *testing.T) {
+	made := []string{
+		"_c_ffffffffffffffffffffffffffffffff-__lock__2147483646",
+		"_c_00000000000000000000000000000000-__lock__2147483647",
+		"_c_0123abcd-0000-0000-0000-00000000abcd-lock--2147483648",
+		"x__lock__-2147483647",
+	}
+	nearZero := []string{"lock--000000002", "x__lock__-000000001", "lock-0000000000", "x__lock__0000000001"}
+	for _, want := range [][]string{made, nearZero} {
+		children := slices.Clone(want)
+		rand.Shuffle(len(children), func(i, j int) { children[i], children[j] = children[j], children[i] })
+		var got []string
+		for _, c := range queueOrder(children) {
+			got = append(got, c.name)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("queue order %v, want %v", got, want)
+		}
+		for i := 1; i < len(want); i++ {
+			if pred, present, _ := predecessor(children, want[i], "_c_none-"); !present || pred != want[i-1] {
+				t.Errorf("predecessor of %s = %q, %v; want %s", want[i], pred, present, want[i-1])
+			}
+		}
+	}
 }
 
 // Ordering is by the sequence suffix alone, whatever comes before it.
