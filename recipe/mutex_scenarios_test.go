@@ -824,6 +824,19 @@ func (l *stateLog) add(s recipe.MutexState) {
 	l.states = append(l.states, s)
 }
 
+// withoutSuspended returns the log without its MutexSuspended entries.
+func (l *stateLog) withoutSuspended() *stateLog {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := &stateLog{}
+	for _, s := range l.states {
+		if s != recipe.MutexSuspended {
+			out.states = append(out.states, s)
+		}
+	}
+	return out
+}
+
 func (l *stateLog) want(t testing.TB, want ...recipe.MutexState) {
 	t.Helper()
 	l.mu.Lock()
@@ -900,7 +913,10 @@ func testFailedUnlockIsNoHold(t *testing.T, env zktest.Env) {
 		t.Fatal(err)
 	}
 	settles(t, connB, dir, 0)
-	states.want(t, recipe.MutexHeld, recipe.MutexReleasing, recipe.MutexUnlocked, recipe.MutexHeld, recipe.MutexUnlocked)
+	// Whether the hold is seen Suspended before the Unlock gives up depends
+	// on how soon the client notices the partition, which differs between
+	// targets.
+	states.withoutSuspended().want(t, recipe.MutexHeld, recipe.MutexReleasing, recipe.MutexUnlocked, recipe.MutexHeld, recipe.MutexUnlocked)
 }
 
 // An Unlock that fails before its Delete is sent leaves the node in the
