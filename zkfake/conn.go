@@ -36,13 +36,15 @@ type Conn struct {
 	// The rest is guarded by srv.mu.
 	session     int64
 	timeout     time.Duration
-	lastZxid    atomic.Int64 // the zxid of the last reply, for setWatches
+	lastZxid    atomic.Int64 // the zxid of the last reply read, for setWatches and reconnects
 	link        linkState
 	partitioned bool
 	paused      bool
 	member      int  // the ensemble member the session is connected to
 	memberSet   bool // pinned to member by WithMember
 	startSet    bool // started on member, free to move
+	next        int  // the member the next reconnect goes to, if nextSet
+	nextSet     bool // ReconnectTo was called
 	events      chan zk.Event
 	eventsShut  bool
 	watchers    map[watchKey][]chan zk.Event
@@ -284,13 +286,16 @@ func (c *Conn) exchange(op, path string, size int, apply func(st *state) error) 
 		return zk.ErrConnectionClosed
 	}
 	err := apply(s.st)
-	// The reply carries the zxid of the member that answered.
-	c.lastZxid.Store(s.memberOf(c).applied)
 	if loss == lossAfterApply {
+		// go-zookeeper learns zxids only from the replies it reads, so a
+		// lost reply leaves its last-seen zxid where it was: on reconnect
+		// a member that has not applied this write yet may take it.
 		s.log.add(Record{Kind: RecordFault, Session: c.session, Op: op, Path: path, Result: "reply lost"})
 		c.bounce()
 		return zk.ErrConnectionClosed
 	}
+	// The reply carries the zxid of the member that answered.
+	c.lastZxid.Store(s.memberOf(c).applied)
 	return err
 }
 
@@ -375,6 +380,10 @@ func (c *Conn) reconnect() {
 	if c.link != linkDown || s.closed {
 		return
 	}
+	from := c.member
+	if c.nextSet {
+		c.member, c.nextSet = c.next, false
+	}
 	c.sendEvent(sessionEvent(zk.StateConnecting, s.cfg.addr))
 	if c.partitioned || !s.reachable(c) {
 		c.scheduleDial()
@@ -382,16 +391,22 @@ func (c *Conn) reconnect() {
 	}
 	c.sendEvent(sessionEvent(zk.StateConnected, s.cfg.addr))
 	if m := s.memberOf(c); m.applied < c.lastZxid.Load() {
-		// A server refuses a client that has seen more than it has; the
-		// client tries another. Either way it ends up with a member that
-		// has caught up with what it saw.
+		// A server refuses a client whose last-seen zxid is past its own
+		// (ZooKeeperServer.processConnectRequest); the client tries
+		// another. Either way it ends up with a member that has caught up
+		// with what it saw — and only with that: a write whose reply it
+		// lost may still be missing there.
 		s.catchUp(m, c.lastZxid.Load())
+	}
+	var moved string
+	if c.member != from {
+		moved = memberName(c.member)
 	}
 	if _, alive := s.st.sessions[c.session]; alive && s.conns[c.session] == c {
 		s.disarmExpiry(c.session)
 		c.link = linkUp
 		c.sendEvent(sessionEvent(zk.StateHasSession, s.cfg.addr))
-		s.log.add(Record{Kind: RecordSession, Session: c.session, Zxid: s.st.zxid, Op: "reconnect"})
+		s.log.add(Record{Kind: RecordSession, Session: c.session, Zxid: s.st.zxid, Op: "reconnect", Input: moved})
 		c.setWatches()
 		c.wake()
 		return

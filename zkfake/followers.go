@@ -11,8 +11,10 @@ import (
 // order, each serving the reads and watches of the sessions connected to
 // it. A follower set lagging applies nothing until something forces it: a
 // write by one of its own sessions (a session never reads older than its
-// own last write), a Sync, or CatchUp. That is all ZooKeeper promises:
-// writes are linearizable, reads may be stale.
+// own last write), a Sync, CatchUp, or a client reconnecting to it that has
+// read a later zxid (a server refuses a client that has seen more than it
+// has). That is all ZooKeeper promises: writes are linearizable, reads may
+// be stale.
 
 // WithEnsemble makes the server model an ensemble of n members (member 0
 // leads). Sessions connect to members in turn, or to the one WithMember
@@ -164,7 +166,33 @@ func (s *Server) CatchUp(i int) {
 }
 
 // Member returns the ensemble member the session is connected to.
-func (c *Conn) Member() int { return c.member }
+func (c *Conn) Member() int {
+	c.srv.mu.Lock()
+	defer c.srv.mu.Unlock()
+	return c.member
+}
+
+// ReconnectTo sends the client's next reconnect to ensemble member i (taken
+// modulo the ensemble's size), as go-zookeeper, whose connection dropped,
+// dials the next server of its list. It does not drop the connection: it
+// takes effect at the next reconnect, whatever causes it — a lost reply, a
+// partition noticed, a stopped member, an expiry. A Conn made WithMember
+// is pinned to member i from then on.
+//
+// The member takes the client as ZooKeeper's processConnectRequest does: a
+// server whose last zxid is behind the client's last-seen one refuses it
+// and the client moves on, which the fake models by having the member
+// catch up first. The client has seen only the zxids of replies it read,
+// so after a lost reply the member may still lack that write, and the
+// client's reads there do not show it until the member catches up.
+func (c *Conn) ReconnectTo(i int) {
+	s := c.srv
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.members)
+	c.next, c.nextSet = (i%n+n)%n, true
+	s.log.add(Record{Kind: RecordFault, Session: c.session, Op: "reconnectTo", Input: memberName(c.next)})
+}
 
 func memberName(i int) string { return "member " + strconv.Itoa(i) }
 

@@ -148,7 +148,9 @@ func (s *Server) openSession(c *Conn) {
 	s.conns[id] = c
 	c.session = id
 	c.sessionID.Store(id)
-	c.lastZxid.Store(s.memberOf(c).applied)
+	// The connect response carries no zxid: go-zookeeper starts a session
+	// (a new one, or the next after an expiry) having seen none.
+	c.lastZxid.Store(0)
 	c.link = linkUp
 	for _, cred := range c.creds {
 		s.st.addAuth(id, cred.scheme, cred.auth)
