@@ -38,7 +38,7 @@ var actionWeights = [numActionKinds]int{
 	actLoseRequest: 4,
 	actLoseReply:   5,
 	actPartition:   4,
-	actHeal:        4,
+	actHeal:        6,
 	actPause:       3,
 	actResume:      3,
 	actExpire:      4,
@@ -66,6 +66,32 @@ var advances = []time.Duration{
 	20 * time.Second,
 }
 
+// When a partition heals, or a frozen process thaws, relative to what the
+// client and the server do about it. Partitions heal at once (before or
+// after the client noticed, whatever the steps since the cut allowed), once
+// the client has noticed (its session then resumes at the next reconnect
+// if it is long enough, see longTimeout), or once the server has expired
+// the session; a frozen process thaws at once or once its session expired.
+// Zero, where shrinking goes, is the plainest: at once.
+const (
+	healNow = iota
+	healNoticed
+	healExpired
+)
+
+// healWhen maps the draw of a heal's when to it. Healing once the client
+// noticed is drawn half the time: it is the one way to a session resumed
+// after its client dropped the connection (given a long session), where a
+// heal at once usually comes before the client notices, and the many
+// partitions that outlast their session expire without help.
+var healWhen = [...]int{healNow, healNoticed, healNoticed, healExpired}
+
+const (
+	resumeNow = iota
+	resumeExpired
+	resumeWhens
+)
+
 // action is one step of a drawn schedule. What it does depends on the state
 // it meets: a client that cannot move lets the next one move, a heal with
 // nothing to heal moves a client instead, and so on, so that any schedule
@@ -73,7 +99,7 @@ var advances = []time.Duration{
 type action struct {
 	kind   actionKind
 	client int
-	span   int // index in advances
+	span   int // index in advances; for a heal, in healWhen; for a resume, when
 }
 
 // GoString renders the action in rapid's account of what it drew.
@@ -91,11 +117,11 @@ func (a action) GoString() string {
 	case actPartition:
 		return c + " is partitioned"
 	case actHeal:
-		return c + "'s partition heals"
+		return c + "'s partition heals" + [...]string{"", " once the client notices", " once its session expires"}[healWhen[a.span%len(healWhen)]]
 	case actPause:
 		return c + " pauses"
 	case actResume:
-		return c + " resumes"
+		return c + " resumes" + [resumeWhens]string{"", " once its session expires"}[a.span%resumeWhens]
 	case actExpire:
 		return c + "'s session expires"
 	case actCrash:
@@ -125,8 +151,13 @@ func actionGen(n int) *rapid.Generator[action] {
 			roll -= w
 		}
 		a := action{kind: kind, client: rapid.IntRange(0, n-1).Draw(t, "client")}
-		if kind == actAdvance {
+		switch kind {
+		case actAdvance:
 			a.span = rapid.IntRange(0, len(advances)-1).Draw(t, "span")
+		case actHeal:
+			a.span = rapid.IntRange(0, len(healWhen)-1).Draw(t, "when")
+		case actResume:
+			a.span = rapid.IntRange(0, resumeWhens-1).Draw(t, "when")
 		}
 		return a
 	})
@@ -159,10 +190,12 @@ func (h *harness) apply(a action) {
 		inc.conn.Partition()
 		inc.partitioned = true
 		inc.partitionFault = h.fault(inc, linearizability.FaultPartition, "partitioned")
+		h.tally.Partitions++
+		h.cuts = append(h.cuts, &cut{inc: inc, session: inc.conn.SessionID()})
 		h.settle()
 	case actHeal:
 		if t := h.find(s, func(i *incarnation) bool { return i.partitioned }); t != nil {
-			h.heal(t)
+			h.heal(t, healWhen[a.span%len(healWhen)])
 			return
 		}
 		h.move(s, nil)
@@ -175,10 +208,12 @@ func (h *harness) apply(a action) {
 		inc.conn.Pause()
 		inc.paused = true
 		inc.partitionFault = h.fault(inc, "pause", "process frozen")
+		h.tally.Pauses++
+		h.cuts = append(h.cuts, &cut{inc: inc, session: inc.conn.SessionID(), pause: true})
 		h.settle()
 	case actResume:
 		if t := h.find(s, func(i *incarnation) bool { return i.paused }); t != nil {
-			h.resume(t)
+			h.resume(t, a.span%resumeWhens)
 			return
 		}
 		h.move(s, nil)
@@ -189,10 +224,13 @@ func (h *harness) apply(a action) {
 			return
 		}
 		h.begin(fmt.Sprintf("the server expires %s's session %#x", s.name(), id))
-		h.srv.Expire(id)
+		if h.srv.Expire(id) {
+			h.tally.Expiries++
+		}
 		h.settle()
 	case actCrash:
 		h.begin(fmt.Sprintf("%s's process crashes; a new process takes its place with a session of its own", s.name()))
+		h.tally.Crashes++
 		h.crash(s)
 		h.settle()
 	case actLag, actCatchUp:
@@ -206,6 +244,7 @@ func (h *harness) apply(a action) {
 		}
 		if lag {
 			h.begin(fmt.Sprintf("follower %d starts lagging: its sessions read stale data and hear their watches late, until they write or sync", member))
+			h.tally.Lags++
 		} else {
 			h.begin(fmt.Sprintf("follower %d catches up", member))
 		}
@@ -267,6 +306,11 @@ func (h *harness) move(s *slot, loss *zkfake.ReplyLoss) {
 	rule.SessionID, rule.Nth = o.inc.conn.SessionID(), 1
 	remove := h.srv.LoseReplies(rule)
 	h.fault(o.inc, linearizability.FaultLostReply, where)
+	if loss.Applied {
+		h.tally.LostReplies++
+	} else {
+		h.tally.LostRequests++
+	}
 	h.grant(o, r)
 	remove()
 }
@@ -279,17 +323,30 @@ func (h *harness) advance(d time.Duration) {
 	h.settle()
 }
 
-func (h *harness) heal(s *slot) {
+// heal ends s's partition, when says when. The fake holds the watch
+// events it sends into a cut connection and delivers them if the link
+// heals before the client notices the cut; once the client has noticed, it
+// drops the connection, and its next reconnect re-arms its watches and
+// fires those whose node changed since the last zxid it saw (ZooKeeper's
+// setWatches). Either way the client hears what it missed, as it would
+// from a real ensemble, so a partition may heal at any moment.
+func (h *harness) heal(s *slot, when int) {
 	inc := s.inc
-	h.begin(fmt.Sprintf("%s's partition heals", s.name()))
-	// The fake server drops for good the watch events it fires while a
-	// client is cut off, and a partition that heals before the client
-	// notices it does not replay them (a real connection would deliver
-	// them late). Until it does, a partition lasts until the client
-	// notices it; on reconnecting, the client re-arms its watches and
-	// hears what it missed.
-	for waited := time.Duration(0); inc.conn.State() == zk.StateHasSession && waited < s.timeout; waited += noticeStep {
-		h.advance(noticeStep)
+	c := h.openCut(inc)
+	switch when {
+	case healNoticed:
+		h.begin(fmt.Sprintf("%s's partition heals once the client notices it", s.name()))
+		for waited := time.Duration(0); inc.conn.State() == zk.StateHasSession && waited < s.timeout; waited += noticeStep {
+			h.advance(noticeStep)
+		}
+	case healExpired:
+		h.begin(fmt.Sprintf("%s's partition heals once the server has expired its session", s.name()))
+		h.awaitExpiry(s, c)
+	default:
+		h.begin(fmt.Sprintf("%s's partition heals", s.name()))
+	}
+	if c != nil {
+		c.healed, c.noticed = true, inc.conn.State() != zk.StateHasSession
 	}
 	inc.conn.Heal()
 	inc.partitioned = false
@@ -297,17 +354,31 @@ func (h *harness) heal(s *slot) {
 	h.settle()
 }
 
-func (h *harness) resume(s *slot) {
-	inc := s.inc
-	h.begin(fmt.Sprintf("%s's process thaws, its session timeout past", s.name()))
-	// A pause lasts past the session timeout: the fake server drops the
-	// watch events it fires while a client is frozen, and a client thawed
-	// with its session alive would never hear them (a real connection
-	// would deliver them late). Once the session has expired, the thawed
-	// client learns it and starts afresh, as it would for real.
-	id := inc.conn.SessionID()
-	for waited := time.Duration(0); h.liveSessions()[id] && waited < 2*s.timeout; waited += noticeStep {
+// awaitExpiry lets time pass until the session c cut off has expired.
+func (h *harness) awaitExpiry(s *slot, c *cut) {
+	if c == nil {
+		return
+	}
+	for waited := time.Duration(0); h.liveSessions()[c.session] && waited < 2*s.timeout; waited += noticeStep {
 		h.advance(noticeStep)
+	}
+}
+
+// resume thaws s's frozen process, when says when. A process thawed with
+// its session alive carries on, and hears the watch events the fake held
+// for it meanwhile; one thawed after its session expired learns of the
+// expiry and starts afresh.
+func (h *harness) resume(s *slot, when int) {
+	inc := s.inc
+	c := h.openCut(inc)
+	if when == resumeExpired {
+		h.begin(fmt.Sprintf("%s's process thaws, its session timeout past", s.name()))
+		h.awaitExpiry(s, c)
+	} else {
+		h.begin(fmt.Sprintf("%s's process thaws", s.name()))
+	}
+	if c != nil {
+		c.healed = true
 	}
 	inc.conn.Resume()
 	inc.paused = false

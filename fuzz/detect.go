@@ -200,9 +200,9 @@ func (h *harness) windDown() {
 		h.tick()
 		switch {
 		case s.inc.partitioned:
-			h.heal(s)
+			h.heal(s, healNow)
 		case s.inc.paused:
-			h.resume(s)
+			h.resume(s, resumeNow)
 		}
 	}
 	for member := 1; member < h.members; member++ {
@@ -309,7 +309,7 @@ func (h *harness) children() []node {
 func (h *harness) finalChecks() {
 	h.tick()
 	h.begin("every client has unlocked and stopped; time passes for the sessions of crashed processes to expire")
-	h.advance(2 * (baseTimeout + maxClients*timeoutSpacing))
+	h.advance(2 * maxTimeout)
 	if left := h.leftovers(); len(left) > 0 {
 		h.found(Leak, "once every client had unlocked, the tree still holds %s", describeNodes(left))
 		return
@@ -324,7 +324,7 @@ func (h *harness) finalChecks() {
 		s.inc.conn.Close()
 	}
 	h.settle()
-	h.advance(2 * (baseTimeout + maxClients*timeoutSpacing))
+	h.advance(2 * maxTimeout)
 	if left := h.leftovers(); len(left) > 0 {
 		h.found(Leak, "once every session was closed, the tree still holds %s", describeNodes(left))
 		return

@@ -33,12 +33,18 @@
 // every fault heals, every client finishes its round and stops, every
 // session closes.
 //
-// Two faults are shaped by the fake as it is: it drops the watch events it
-// fires while a client is cut off, where a real connection would deliver
-// them late once the network heals or the process thaws. So a partition
-// lasts until the client notices it (and, reconnecting, re-arms its watches
-// and hears what it missed), and a frozen process thaws only once its
-// session has expired.
+// Partitions end both ways. Sessions are short (2s) or long (3.5s), drawn
+// per client; a client notices a cut at two thirds of its session timeout
+// and dials again a second later, which for a long session comes before the
+// server expires it. A heal is drawn to come at once, once the client has
+// noticed, or once the session has expired; a frozen process thaws at once
+// or once its session has expired. A client hears what it missed either
+// way: the fake holds the watch events it sends into a cut connection and
+// delivers them if the link heals before the client notices, and a client
+// that reconnects re-arms its watches and hears of every watched node that
+// changed since the last zxid it saw, as ZooKeeper's setWatches does. So a
+// holder may find its session resumed (suspended, then held again) or
+// expired. Report.Faults counts the outcomes.
 //
 // # Detectors
 //

@@ -23,6 +23,7 @@ type engine struct {
 	firstFail atomic.Int64 // the run that failed first: cases to find
 
 	mu       sync.Mutex
+	faults   Faults            // the faults of the cases before the first finding
 	last     *Finding          // the last failing run's finding: after shrinking, the shrunk one
 	lastCase *caseResult       // and its case
 	html     map[string]string // story → report path, so a case rerun reuses its report
@@ -55,6 +56,11 @@ func (e *engine) property(t *rapid.T) {
 	var c *caseResult
 	rapid.SyncTest(t, func(t *rapid.T) { c = runCase(t, e) })
 	e.steps.Add(int64(c.steps))
+	if e.failures.Load() == 0 {
+		e.mu.Lock()
+		e.faults.add(c.tally)
+		e.mu.Unlock()
+	}
 	if e.onCase != nil {
 		e.onCase(c.transcript())
 	}
@@ -124,4 +130,11 @@ func (e *engine) lastFinding() *Finding {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.last
+}
+
+// faultCounts returns the faults counted so far.
+func (e *engine) faultCounts() Faults {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.faults
 }

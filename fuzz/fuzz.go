@@ -193,6 +193,70 @@ type Progress struct {
 	// Shrinking is true once a finding is being shrunk.
 	Shrinking bool
 	Elapsed   time.Duration
+	// Faults counts the faults the cases injected so far, and how they
+	// ended (see Report.Faults).
+	Faults Faults
+}
+
+// Faults counts the faults a campaign's cases injected, and how the
+// partitions and pauses ended: whether the session cut off survived, or
+// expired. Counts cover the cases before the first finding (as
+// Report.Cases does), on the fake only; actions a case drew but could not
+// apply (a heal with nothing to heal) turn into moves and are not counted.
+type Faults struct {
+	// LostRequests and LostReplies count requests lost before the server
+	// applied them, and replies lost after.
+	LostRequests, LostReplies int
+	// Partitions counts the partitions begun. Each ends one of three ways,
+	// or is still open when its case ends (after a finding):
+	// healed before the client noticed the cut (its connection simply
+	// carries on); healed after the client noticed and dropped its
+	// connection, and resumed at its next reconnect, session intact; or
+	// with the session expired.
+	Partitions          int
+	PartitionsUnnoticed int
+	PartitionsResumed   int
+	PartitionsExpired   int
+	// Pauses counts the processes frozen; each thawed with its session
+	// alive (PausesSurvived) or expired (PausesExpired), or is still open.
+	Pauses         int
+	PausesSurvived int
+	PausesExpired  int
+	// Expiries counts the sessions the harness had the server expire (not
+	// those that expired of a partition, a pause or a crash).
+	Expiries int
+	// Crashes counts the processes that crashed and were replaced.
+	Crashes int
+	// Lags counts the times a follower began to lag.
+	Lags int
+}
+
+// PartitionsSurvived is how many partitions the session outlived, whether
+// or not the client noticed.
+func (f Faults) PartitionsSurvived() int { return f.PartitionsUnnoticed + f.PartitionsResumed }
+
+// add adds o's counts to f.
+func (f *Faults) add(o Faults) {
+	f.LostRequests += o.LostRequests
+	f.LostReplies += o.LostReplies
+	f.Partitions += o.Partitions
+	f.PartitionsUnnoticed += o.PartitionsUnnoticed
+	f.PartitionsResumed += o.PartitionsResumed
+	f.PartitionsExpired += o.PartitionsExpired
+	f.Pauses += o.Pauses
+	f.PausesSurvived += o.PausesSurvived
+	f.PausesExpired += o.PausesExpired
+	f.Expiries += o.Expiries
+	f.Crashes += o.Crashes
+	f.Lags += o.Lags
+}
+
+// String renders the counts on one line, for people.
+func (f Faults) String() string {
+	return fmt.Sprintf("%d partitions (%d healed unnoticed, %d resumed after a reconnect, %d expired), "+
+		"%d pauses (%d thawed in time, %d expired), %d lost requests, %d lost replies, %d expiries, %d crashes, %d lags",
+		f.Partitions, f.PartitionsUnnoticed, f.PartitionsResumed, f.PartitionsExpired,
+		f.Pauses, f.PausesSurvived, f.PausesExpired, f.LostRequests, f.LostReplies, f.Expiries, f.Crashes, f.Lags)
 }
 
 // CasesPerSecond is the rate at which cases ran.
@@ -220,6 +284,8 @@ type Report struct {
 	FailFile string
 	// Stopped reports that ctx ended the campaign before it was done.
 	Stopped bool
+	// Faults counts the faults the cases injected and how they ended.
+	Faults Faults
 }
 
 // CheckMutex runs a campaign of cases against the locks newLocker makes and

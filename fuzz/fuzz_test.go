@@ -75,6 +75,16 @@ var mutantBudgets = map[string]int{
 	"spin":              150,
 }
 
+// secondMistakes names, for a mutant that has one, a second mistake some
+// seeds find first, and its detector. The spin mutant deletes its node of a
+// fixed name without a version: an Unlock queued while its client is cut
+// off goes out on the session that replaced the expired one (go-zookeeper
+// sends what is queued once it has a session again) and deletes the next
+// holder's node. Drop the entry once the mutant deletes by version.
+var secondMistakes = map[string]Detector{
+	"spin": MutualExclusion,
+}
+
 // TestMutantsFound runs the campaign CheckMutex runs against each mutant,
 // with three seeds, and checks that every seed finds the mutant within its
 // budget and names the detector the mutant's mistake calls for. The cases
@@ -104,6 +114,10 @@ func TestMutantsFound(t *testing.T) {
 					t.Fatalf("seed %d: %s not found in %d cases", seed, m.Name, budget)
 				}
 				if f.Detector != m.Detector {
+					if second, ok := secondMistakes[m.Name]; ok && f.Detector == second {
+						t.Logf("seed %d: %s found by %s, its second mistake: %s", seed, m.Name, f.Detector, f.Summary)
+						continue
+					}
 					t.Fatalf("seed %d: %s found by %s, want %s: %s\n%s", seed, m.Name, f.Detector, m.Detector, f.Summary, f.Story)
 				}
 				t.Logf("seed %d: %s after %d cases, %v: %s", seed, f.Detector, e.firstFail.Load(), time.Since(start).Round(time.Millisecond), f.Summary)
@@ -240,6 +254,32 @@ func TestSameSeedSameHistory(t *testing.T) {
 	}
 }
 
+// TestPartitionsEndBothWays checks that partitions are drawn to end both
+// ways — some healed in time for the session to survive, some after it
+// expired — in at least a fifth of the partitions each, and that some
+// survive a cut their client noticed (the session resumed on reconnect,
+// watches re-armed), which is the path where a holder goes from suspended
+// back to held.
+func TestPartitionsEndBothWays(t *testing.T) {
+	e := newEngine(soundQueueLock, Config{}.normalized())
+	e.survey = true
+	withRapid(t, 300, 1, func() { rapid.Check(t, e.property) })
+	f := e.faultCounts()
+	t.Logf("%d cases: %s", e.runs.Load(), f)
+	if f.Partitions < 100 {
+		t.Fatalf("only %d partitions in %d cases", f.Partitions, e.runs.Load())
+	}
+	if 5*f.PartitionsSurvived() < f.Partitions || 5*f.PartitionsExpired < f.Partitions {
+		t.Errorf("of %d partitions, %d survived and %d expired: want at least a fifth each", f.Partitions, f.PartitionsSurvived(), f.PartitionsExpired)
+	}
+	if f.PartitionsResumed == 0 {
+		t.Errorf("no session resumed after its client noticed a partition")
+	}
+	if f.PausesSurvived == 0 || f.PausesExpired == 0 {
+		t.Errorf("pauses: %d thawed in time, %d expired: want some of each", f.PausesSurvived, f.PausesExpired)
+	}
+}
+
 // TestHelperCheckMutex is run by TestCheckMutexFailsAndReplays in a child
 // process, where failing is its purpose.
 func TestHelperCheckMutex(t *testing.T) {
@@ -281,7 +321,11 @@ func TestCheckMutexFailsAndReplays(t *testing.T) {
 			if !errors.As(err, &exit) {
 				t.Fatalf("CheckMutex did not fail the test (%v):\n%s", err, out)
 			}
-			for _, want := range []string{"[rapid] failed after", string(m.Detector) + ": ", "  1. [+0.000s] ", "✗ " + string(m.Detector)} {
+			detector := m.Detector
+			if second, ok := secondMistakes[m.Name]; ok && strings.Contains(out, "✗ "+string(second)) {
+				detector = second
+			}
+			for _, want := range []string{"[rapid] failed after", string(detector) + ": ", "  1. [+0.000s] ", "✗ " + string(detector)} {
 				if !strings.Contains(out, want) {
 					t.Fatalf("the failure lacks %q:\n%s", want, out)
 				}
@@ -300,7 +344,7 @@ func TestCheckMutexFailsAndReplays(t *testing.T) {
 			// A plain rerun, without the seed, replays the fail file
 			// before anything else, and fails at once.
 			out, err = child()
-			if !errors.As(err, &exit) || !strings.Contains(out, "[rapid] failed after 0 tests") || !strings.Contains(out, string(m.Detector)+": ") {
+			if !errors.As(err, &exit) || !strings.Contains(out, "[rapid] failed after 0 tests") || !strings.Contains(out, string(detector)+": ") {
 				t.Fatalf("the rerun did not replay the fail file (%v):\n%s", err, out)
 			}
 		})

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"strconv"
+	"strings"
 	"sync"
 	"testing/synctest"
 	"time"
@@ -22,12 +24,24 @@ const (
 	// tickTime is the fake server's tickTime, as on the development server:
 	// negotiated session timeouts fall between 400ms and 4s.
 	tickTime = 200 * time.Millisecond
-	// baseTimeout is the session timeout clients ask for. Each client asks
-	// a little more than the one before, so that no two clients' session
-	// timers fall due at the same instant: timers due together fire in an
-	// order the runtime picks, which would make a case unrepeatable.
+	// Sessions come in two lengths, drawn per client. The client notices a
+	// partition at two thirds of its session timeout and dials again a
+	// second later (go-zookeeper's rhythm). With a short session that dial
+	// comes after the server has expired the session, so every partition
+	// the client notices ends in an expiry; with a long one (over 3s) it
+	// comes before, so a partition healed in between ends with the session
+	// resumed: watches re-armed, a holder back from suspended to held.
+	//
+	// Each client asks a little more than the one before, so that no two
+	// clients' session timers fall due at the same instant: timers due
+	// together fire in an order the runtime picks, which would make a case
+	// unrepeatable. The longest (longTimeout+7*timeoutSpacing) stays within
+	// the 4s the server grants at most (20 ticks).
 	baseTimeout    = 2 * time.Second
+	longTimeout    = 3500 * time.Millisecond
 	timeoutSpacing = 37 * time.Millisecond
+	// maxTimeout bounds every session timeout a case uses.
+	maxTimeout = longTimeout + maxClients*timeoutSpacing
 	// stepTime is how far time moves at the start of every step, so that
 	// every step happens at an instant of its own: the server's log can
 	// then be told step by step, and faults injected in consecutive steps
@@ -127,6 +141,16 @@ type incarnation struct {
 	paused         bool
 	partitionFault int // index in faults of the open partition or pause
 	exited         bool
+	// closed: the process closed its Conn, at closedAt in step closedStep;
+	// it makes one more Lock at most and then ends (a new process takes its
+	// place). locksAfterClose counts them.
+	closed          bool
+	closedAt        time.Time
+	closedStep      int
+	locksAfterClose int
+
+	// cancelLock cancels the Lock in progress; guarded by mu.
+	cancelLock context.CancelFunc
 }
 
 // run is the client loop: Lock, critical section, Unlock, again and again,
@@ -142,37 +166,61 @@ func (inc *incarnation) run(newLocker NewLocker) {
 	}()
 	inc.locker = newLocker(inc.gated, lockPath)
 	for {
-		if !inc.wait(&request{point: pointLock}) {
+		lock := &request{point: pointLock}
+		if !inc.wait(lock) {
 			return
 		}
-		err := inc.locker.Lock(inc.ctx)
+		got, err := inc.lock(lock.how)
 		// What the hold is — its session, its token — is read the
 		// moment Lock returns: by the time the harness lets the client
 		// on, the session may have expired and been replaced.
-		locked := &request{point: pointLocked, err: err, session: inc.conn.SessionID()}
-		if f, ok := inc.locker.(Fencer); ok && err == nil {
+		locked := &request{point: pointLocked, err: err, got: got, how: lock.how, session: inc.conn.SessionID()}
+		if f, ok := inc.locker.(Fencer); ok && got {
 			locked.token = f.Token()
 		}
 		if !inc.wait(locked) {
 			return
 		}
-		if err != nil {
+		if !got {
 			continue
 		}
 		if inc.fencing && !inc.wait(&request{point: pointWrite}) {
 			return
 		}
-		if !inc.wait(&request{point: pointUnlock}) {
-			return
-		}
-		for attempt := 1; ; attempt++ {
-			err := inc.locker.Unlock()
-			if !inc.wait(&request{point: pointUnlocked, err: err}) {
+		unlock := &request{point: pointUnlock}
+		for {
+			if !inc.wait(unlock) {
 				return
 			}
-			if err == nil || attempt == unlockAttempts || releaseSettled(err) {
+			if unlock.how != howReenter {
 				break
 			}
+			// Still holding: a reentrant Lock and Unlock pair, as nested
+			// code that takes the same lock does.
+			err := inc.locker.Lock(inc.ctx)
+			if !inc.wait(&request{point: pointReentered, err: err}) {
+				return
+			}
+			err = inc.locker.Unlock()
+			if !inc.wait(&request{point: pointReleft, err: err}) {
+				return
+			}
+			unlock = &request{point: pointUnlock}
+		}
+		w := unlock.how
+		for attempt := 1; ; attempt++ {
+			err := inc.unlock(w)
+			unlocked := &request{point: pointUnlocked, err: err, how: w}
+			if !inc.wait(unlocked) {
+				return
+			}
+			// The harness says, with how, whether a failed Unlock is
+			// tried again (and how) or left pending while the client
+			// moves on to its next Lock.
+			if err == nil || attempt == unlockAttempts || releaseSettled(err) || unlocked.how == howGiveUp {
+				break
+			}
+			w = unlocked.how
 		}
 	}
 }
@@ -214,6 +262,19 @@ type harness struct {
 	taken         map[delivery]bool // watch events lockers took
 	members       int               // the ensemble's size
 	lagging       map[int]bool      // the followers that lag
+
+	cuts  []*cut // partitions and pauses whose outcome is not known yet
+	tally Faults // the faults injected, and how they ended
+}
+
+// cut is a partition or a pause, followed until its outcome is known: the
+// session cut off expired, or its client is back on it.
+type cut struct {
+	inc     *incarnation
+	session int64
+	pause   bool
+	healed  bool // the partition healed, or the process thawed
+	noticed bool // the client had noticed the partition when it healed
 }
 
 // caseResult is what a case leaves for the checks that run outside the
@@ -226,6 +287,7 @@ type caseResult struct {
 	h        *harness        // for the story, rendered only when needed
 	log      []zkfake.Record // the server's event log
 	rendered string
+	tally    Faults
 }
 
 // runCase draws and runs one case in the current bubble.
@@ -242,6 +304,12 @@ func runCase(t *rapid.T, e *engine) *caseResult {
 	members := 1
 	if rapid.Bool().Draw(t, "ensemble of three") {
 		members = 3
+	}
+	// Which clients have long sessions, which can outlive a partition the
+	// client noticed (see longTimeout).
+	long := make([]bool, clients)
+	for i := range long {
+		long[i] = rapid.Bool().Draw(t, fmt.Sprintf("client %d's session is long", i+1))
 	}
 	// rapid draws a slice's length with a small mean; the schedule's length
 	// is drawn on its own so that long schedules are common too.
@@ -264,9 +332,13 @@ func runCase(t *rapid.T, e *engine) *caseResult {
 	if members > 1 {
 		where = fmt.Sprintf("an ensemble of %d (sessions go to its members in turn)", members)
 	}
-	h.begin(fmt.Sprintf("%d clients start on %s, each with a session of its own, and loop: Lock, critical section%s, Unlock", clients, where, map[bool]string{true: " (writing to a fenced resource)", false: ""}[fencing]))
+	h.begin(fmt.Sprintf("%d clients start on %s, each with a session of its own%s, and loop: Lock, critical section%s, Unlock", clients, where, describeLong(long), map[bool]string{true: " (writing to a fenced resource)", false: ""}[fencing]))
 	for i := 0; i < clients; i++ {
-		s := &slot{id: i, timeout: baseTimeout + time.Duration(i)*timeoutSpacing}
+		base := baseTimeout
+		if long[i] {
+			base = longTimeout
+		}
+		s := &slot{id: i, timeout: base + time.Duration(i)*timeoutSpacing}
 		h.slots = append(h.slots, s)
 		h.spawn(s)
 	}
@@ -286,6 +358,23 @@ func runCase(t *rapid.T, e *engine) *caseResult {
 	}
 	h.teardown()
 	return h.result()
+}
+
+// describeLong says which clients have long sessions.
+func describeLong(long []bool) string {
+	var names []string
+	for i, l := range long {
+		if l {
+			names = append(names, strconv.Itoa(i+1))
+		}
+	}
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return fmt.Sprintf(" (client %s's long enough to outlive a partition it notices)", names[0])
+	}
+	return fmt.Sprintf(" (those of clients %s long enough to outlive a partition they notice)", strings.Join(names, ", "))
 }
 
 // spawn starts a new incarnation of s.
@@ -367,6 +456,46 @@ func (h *harness) settle() {
 			h.note("%s", stack)
 		}
 	}
+	h.followCuts()
+}
+
+// followCuts settles the outcome of the partitions and pauses whose
+// outcome is open: the session expired (however: of the cut, or of an
+// expiry or a crash meanwhile), or the client is back on it.
+func (h *harness) followCuts() {
+	if len(h.cuts) == 0 {
+		return
+	}
+	live := h.liveSessions()
+	open := h.cuts[:0]
+	for _, c := range h.cuts {
+		switch {
+		case !live[c.session] && c.pause:
+			h.tally.PausesExpired++
+		case !live[c.session]:
+			h.tally.PartitionsExpired++
+		case !c.healed || c.inc.conn.SessionID() != c.session || c.inc.conn.State() != zk.StateHasSession:
+			open = append(open, c)
+		case c.pause:
+			h.tally.PausesSurvived++
+		case c.noticed:
+			h.tally.PartitionsResumed++
+		default:
+			h.tally.PartitionsUnnoticed++
+		}
+	}
+	clear(h.cuts[len(open):])
+	h.cuts = open
+}
+
+// openCut returns the open partition or pause of inc, nil if none.
+func (h *harness) openCut(inc *incarnation) *cut {
+	for _, c := range h.cuts {
+		if c.inc == inc && !c.healed {
+			return c
+		}
+	}
+	return nil
 }
 
 // now is the virtual time since the case began.

@@ -36,6 +36,7 @@ func (h *harness) result() *caseResult {
 	}
 	h.tell(log)
 	c := &caseResult{
+		tally:   h.tally,
 		finding: h.finding,
 		steps:   h.nSteps,
 		ops:     h.ops,

@@ -67,6 +67,7 @@ func Run(ctx context.Context, newLocker NewLocker, cfg Config) (Report, error) {
 			Findings:  int(failures),
 			Shrinking: failures > 0,
 			Elapsed:   time.Since(start),
+			Faults:    e.faultCounts(),
 		}
 	}
 	stopProgress := make(chan struct{})
@@ -117,6 +118,7 @@ func Run(ctx context.Context, newLocker NewLocker, cfg Config) (Report, error) {
 		Steps:   int(e.steps.Load()),
 		Elapsed: time.Since(start),
 		Stopped: ctx.Err() != nil,
+		Faults:  e.faultCounts(),
 	}
 	report.Cases = report.Runs
 	if first := e.firstFail.Load(); first > 0 {

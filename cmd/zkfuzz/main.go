@@ -156,6 +156,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			verdict = "stopped, no finding so far"
 		}
 		fmt.Fprintf(stdout, "%s: %s in %d cases (%d steps, %v, seed %d)\n", l.name, verdict, report.Cases, report.Steps, report.Elapsed.Round(time.Millisecond), report.Seed)
+		printFaults(stdout, report.Faults)
 		return 0
 	}
 	f := report.Findings[0]
@@ -163,7 +164,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if real {
 		shrunk = "on the real ensemble, not shrunk"
 	}
-	fmt.Fprintf(stdout, "%s: %s found after %d cases (%v, seed %d); %s:\n\n", l.name, f.Detector, report.Cases, report.Elapsed.Round(time.Millisecond), report.Seed, shrunk)
+	fmt.Fprintf(stdout, "%s: %s found after %d cases (%v, seed %d); %s:\n", l.name, f.Detector, report.Cases, report.Elapsed.Round(time.Millisecond), report.Seed, shrunk)
+	printFaults(stdout, report.Faults)
+	fmt.Fprintln(stdout)
 	fmt.Fprintln(stdout, f.String())
 	if report.FailFile != "" {
 		fmt.Fprintf(stdout, "rapid's fail file: %s (the next campaign of %s run from here replays it first)\n", report.FailFile, l.name)
@@ -194,6 +197,16 @@ func printLockers(w io.Writer, all map[string]locker) {
 		l := all[n]
 		fmt.Fprintf(w, "%-18s %s: %s\n", n, l.detector, l.bug)
 	}
+}
+
+// printFaults says what faults the cases injected and how partitions and
+// pauses ended; nothing for a campaign on a real ensemble, which does not
+// count them.
+func printFaults(w io.Writer, f fuzz.Faults) {
+	if f == (fuzz.Faults{}) {
+		return
+	}
+	fmt.Fprintf(w, "faults injected: %s\n", f)
 }
 
 func printProgress(w io.Writer, p fuzz.Progress) {
