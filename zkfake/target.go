@@ -111,3 +111,17 @@ func (e *fakeEnv) Leader(t testing.TB) int {
 
 func (e *fakeEnv) StopMember(t testing.TB, member int)  { e.srv.StopMember(member) }
 func (e *fakeEnv) StartMember(t testing.TB, member int) { e.srv.StartMember(member) }
+
+// ReconnectTo sends conn's next reconnect to member (Conn.ReconnectTo).
+func (e *fakeEnv) ReconnectTo(t testing.TB, conn recipe.Conn, member int) {
+	conn.(*Conn).ReconnectTo(member)
+}
+
+// MemberOf returns the member conn is connected to (Conn.Member).
+func (e *fakeEnv) MemberOf(t testing.TB, conn recipe.Conn) int { return conn.(*Conn).Member() }
+
+// LoseNextReply loses the reply to the session's next request, after the
+// server applied it.
+func (e *fakeEnv) LoseNextReply(t testing.TB, conn recipe.Conn) {
+	e.srv.LoseReplies(ReplyLoss{SessionID: conn.SessionID(), Nth: 1, Applied: true})
+}

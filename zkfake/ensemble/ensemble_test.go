@@ -203,6 +203,68 @@ func TestExpirePinnedAndPartitioned(t *testing.T) {
 	})
 }
 
+// After a lost reply go-zookeeper reconnects with the zxid of the last
+// reply it read, short of the lost write's: what makes the fake's
+// TestLostReplyThenReconnectToALaggingMember possible on ZooKeeper. There
+// a member takes a client unless "connReq.getLastZxidSeen() >
+// zkDb.dataTree.lastProcessedZxid" (ZooKeeperServer.processConnectRequest,
+// 3.8), and a follower answers reads from its own DataTree, stamping each
+// reply with its lastProcessedZxid (FinalRequestProcessor). So a follower
+// that has not yet applied the write takes the client and lists the parent
+// without the node, until it applies the commit. That window cannot be
+// held open on demand here — a follower applies a commit within
+// milliseconds, and a stopped one resynchronizes with the leader before it
+// serves again — so this test checks the client's side: the zxids the
+// proxy saw go by.
+func TestLostReplyLeavesLastZxidSeen(t *testing.T) {
+	servers := ensemble.Servers(t)
+	if len(servers) < 2 {
+		t.Skip("needs an ensemble of at least two members")
+	}
+	ensemble.NewTarget(servers).Run(t, "lost-reply", func(t *testing.T, env zktest.Env) {
+		e := env.(*ensemble.Env)
+		c, cEvents := e.Connect(t, 4*time.Second)
+		events := collectEvents(cEvents)
+		dir, err := c.Create(env.Base()+"/dir", nil, 0, openACL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := e.Traffic(t, c)
+		if len(before.ConnectZxids) != 1 || before.ReplyZxid == 0 || before.LostZxid != 0 {
+			t.Fatalf("traffic of a fresh session: %+v; want one connect and a reply zxid", before)
+		}
+		to := (e.MemberOf(t, c) + 1) % e.Members()
+		e.ReconnectTo(t, c, to)
+		e.LoseNextReply(t, c)
+		if _, err := c.Create(dir+"/ghost", nil, 0, openACL); err != zk.ErrConnectionClosed {
+			t.Fatalf("Create whose reply is lost = %v; want zk.ErrConnectionClosed", err)
+		}
+		events.waitState(t, zk.StateHasSession)
+		if got := e.MemberOf(t, c); got != to {
+			t.Fatalf("reconnected to member %d; want %d", got, to)
+		}
+		after := e.Traffic(t, c)
+		if _, err := c.Sync(dir); err != nil {
+			t.Fatal(err)
+		}
+		_, st, err := c.Get(dir + "/ghost")
+		if err != nil {
+			t.Fatalf("the write whose reply was lost: %v", err)
+		}
+		if len(after.ConnectZxids) != 2 {
+			t.Fatalf("connect requests: %#x; want the first and the reconnect", after.ConnectZxids)
+		}
+		seen := after.ConnectZxids[1]
+		if seen != before.ReplyZxid {
+			t.Errorf("reconnect sent LastZxidSeen %#x; want %#x, the zxid of the last reply read", seen, before.ReplyZxid)
+		}
+		if !(seen < st.Czxid && st.Czxid <= after.LostZxid) {
+			t.Errorf("reconnect sent LastZxidSeen %#x, the write took %#x, the lost reply carried %#x; want sent < write <= lost",
+				seen, st.Czxid, after.LostZxid)
+		}
+	})
+}
+
 // connect opens a plain go-zookeeper session for checks made outside any
 // scenario.
 func connect(t *testing.T, servers []string) *zk.Conn {

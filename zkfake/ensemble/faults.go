@@ -153,12 +153,8 @@ func (e *Env) syncMembers(t testing.TB, path string) {
 		return
 	}
 	for _, server := range e.target.servers {
-		conn, events, err := zk.Connect([]string{server}, adminTimeout, zk.WithLogger(silentLogger{}), zk.WithLogInfo(false))
+		conn, err := dialMember(server)
 		if err != nil {
-			t.Fatalf("Expire: connecting to %s: %v", server, err)
-		}
-		if err := awaitSession(events, memberSyncWait); err != nil {
-			conn.Close()
 			t.Logf("Expire: member %s did not answer (%v); not syncing it", server, err)
 			continue
 		}
@@ -175,4 +171,30 @@ func (e *Env) syncMembers(t testing.TB, path string) {
 			t.Fatalf("Expire: member %s: %v", server, err)
 		}
 	}
+}
+
+// dialMember opens a session of this package's own to one member, and no
+// other, and waits until it is established.
+func dialMember(server string) (*zk.Conn, error) {
+	conn, events, err := zk.Connect([]string{server}, adminTimeout, zk.WithLogger(silentLogger{}), zk.WithLogInfo(false))
+	if err != nil {
+		return nil, err
+	}
+	if err := awaitSession(events, memberSyncWait); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return conn, nil
+}
+
+// syncServer makes one member catch up with the leader: a sync through it
+// returns once it has applied everything committed before the sync.
+func syncServer(server, path string) error {
+	conn, err := dialMember(server)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	_, err = conn.Sync(path)
+	return err
 }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/zksim/zksim/recipe"
 )
 
 // The members of an ensemble that .ci/ensemble started can be stopped and
@@ -109,4 +111,43 @@ func (e *Env) StartMember(t testing.TB, member int) {
 	if _, err := script("start-member", strconv.Itoa(member+1)); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// ReconnectTo makes conn's next reconnect, whatever causes it, go to member
+// (numbered as in ConnectTo), and later ones too while it answers: the
+// member becomes the first go-zookeeper's host provider offers. It does
+// not drop the connection. It first syncs the member with the leader, so
+// that the member has applied every zxid conn can have seen; otherwise a
+// follower a little behind would refuse the client (ZooKeeper refuses a
+// client whose last-seen zxid is past its own) and the move would be a
+// race. A session opened with ConnectTo cannot move.
+func (e *Env) ReconnectTo(t testing.TB, conn recipe.Conn, member int) {
+	t.Helper()
+	if member < 0 || member >= len(e.target.servers) {
+		t.Fatalf("ReconnectTo: member %d out of range [0, %d)", member, len(e.target.servers))
+	}
+	server := e.target.servers[member]
+	e.mu.Lock()
+	hosts, ok := e.hosts[conn]
+	e.mu.Unlock()
+	if !ok {
+		t.Fatalf("connection %p was not opened by this Env's Connect or ConnectTo", conn)
+	}
+	if !hosts.moveHome(server) {
+		t.Fatalf("ReconnectTo: the session was opened with ConnectTo to another member than %s", server)
+	}
+	if err := syncServer(server, e.base); err != nil {
+		t.Fatalf("ReconnectTo: syncing member %d: %v", member, err)
+	}
+}
+
+// MemberOf returns the member (numbered as in ConnectTo) conn is connected
+// to, or was last.
+func (e *Env) MemberOf(t testing.TB, conn recipe.Conn) int {
+	t.Helper()
+	i := slices.Index(e.target.servers, conn.Server())
+	if i < 0 {
+		t.Fatalf("MemberOf: the session is on %q, not a member of %v", conn.Server(), e.target.servers)
+	}
+	return i
 }

@@ -51,6 +51,9 @@ type link struct {
 	// accepts the client's connection, keyed by the client's local address.
 	handoffs map[string]*handoff
 	wg       sync.WaitGroup
+
+	loseNext bool    // LoseNextReply: lose the reply to the next request
+	traffic  Traffic // the zxids seen passing (tap.go)
 }
 
 // linkMode says what a link does with a client's traffic.
@@ -278,7 +281,7 @@ func (l *link) serve(p *proxied, member string) {
 		}
 	}
 	for _, b := range pending {
-		if _, err := upstream.Write(b); err != nil {
+		if !l.toMember(p, upstream, b) {
 			return
 		}
 	}
@@ -290,7 +293,12 @@ func (l *link) serve(p *proxied, member string) {
 		for {
 			n, err := upstream.Read(buf)
 			if n > 0 {
-				if _, werr := p.client.Write(buf[:n]); werr != nil {
+				chunk := buf[:n]
+				cut := p.down.scan(chunk, func(n int, head []byte) bool { return l.fromMember(p, n, head) })
+				if cut >= 0 {
+					chunk = chunk[:cut] // the lost reply and what follows it
+				}
+				if _, werr := p.client.Write(chunk); werr != nil || cut >= 0 {
 					return
 				}
 			}
@@ -305,13 +313,24 @@ func (l *link) serve(p *proxied, member string) {
 			if !ok {
 				return
 			}
-			if _, err := upstream.Write(b); err != nil {
+			if !l.toMember(p, upstream, b) {
 				return
 			}
 		case <-p.killed:
 			return
 		}
 	}
+}
+
+// toMember passes bytes the client sent on to the member, reading its
+// frames on the way, and reports whether that worked.
+func (l *link) toMember(p *proxied, upstream net.Conn, b []byte) bool {
+	p.up.scan(b, func(n int, head []byte) bool {
+		l.fromClient(p, n, head)
+		return true
+	})
+	_, err := upstream.Write(b)
+	return err == nil
 }
 
 // partition cuts the link in mode (linkRefusing or linkHolding): open
@@ -386,6 +405,14 @@ func (l *link) close() {
 type proxied struct {
 	client net.Conn
 	held   bool // waiting for the link to heal; guarded by link.mu
+
+	// doomed is the xid of the request whose reply LoseNextReply loses,
+	// if dooming; guarded by link.mu.
+	doomed  int32
+	dooming bool
+	// up and down follow the frames each way: up in serve's goroutine,
+	// down in the one that reads the member.
+	up, down frameScanner
 
 	mu       sync.Mutex
 	upstream net.Conn

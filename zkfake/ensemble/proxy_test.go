@@ -2,6 +2,7 @@ package ensemble
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"sync/atomic"
@@ -315,5 +316,54 @@ func TestHomeFirst(t *testing.T) {
 	}
 	if err := h.Init(servers[:2]); err == nil {
 		t.Fatal("Init with a different number of servers succeeded")
+	}
+}
+
+// The scanner finds every frame's head however the stream is cut, and
+// says where the frame it is told to stop at began in the chunk at hand.
+func TestFrameScannerAnyChunking(t *testing.T) {
+	frame := func(body ...byte) []byte {
+		return append([]byte{0, 0, 0, byte(len(body))}, body...)
+	}
+	long := make([]byte, 40)
+	for i := range long {
+		long[i] = byte(100 + i)
+	}
+	var stream []byte
+	stream = append(stream, frame(1, 2, 3)...)    // shorter than a head
+	stream = append(stream, frame()...)           // empty
+	stream = append(stream, frame(long...)...)    // longer than a head
+	stream = append(stream, frame(9, 9, 9, 9)...) // the one to stop at
+	stream = append(stream, frame(7)...)
+	stopAt := len(frame(1, 2, 3)) + len(frame()) + len(frame(long...))
+	want := [][]byte{{1, 2, 3}, {}, long[:headLen], {9, 9, 9, 9}}
+	for size := 1; size <= len(stream); size++ {
+		var s frameScanner
+		var heads [][]byte
+		passed, stopped := 0, false
+		for off := 0; off < len(stream) && !stopped; off += size {
+			chunk := stream[off:min(off+size, len(stream))]
+			cut := s.scan(chunk, func(n int, head []byte) bool {
+				heads = append(heads, append([]byte{}, head...))
+				return n != 3
+			})
+			if cut >= 0 {
+				passed += cut
+				stopped = true
+			} else {
+				passed += len(chunk)
+			}
+		}
+		if fmt.Sprint(heads) != fmt.Sprint(want) {
+			t.Fatalf("chunks of %d: heads %v; want %v", size, heads, want)
+		}
+		// The frame is known once its length and head have arrived; bytes
+		// of it that went by in earlier chunks are gone already, and of
+		// the chunk at hand nothing from the frame's start on passes.
+		known := stopAt + 4 + 4 - 1 // its last byte read
+		want := max(stopAt, known-known%size)
+		if passed != want {
+			t.Fatalf("chunks of %d: %d bytes passed; want %d", size, passed, want)
+		}
 	}
 }

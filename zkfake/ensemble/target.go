@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -79,7 +80,8 @@ func (tg *target) Run(t *testing.T, name string, body func(t *testing.T, env zkt
 
 // Env is a scenario's view of the ensemble, as given to the body passed to
 // the Target's Run. Besides zktest.Env it offers ConnectTo, to put a session
-// on a chosen member, and the fault and timing interfaces of zktest.
+// on a chosen member, the fault, member and timing interfaces of zktest,
+// and Traffic, the zxids the proxy saw a session learn and send.
 type Env struct {
 	target *target
 	home   int // index in target.servers of the member sessions prefer
@@ -88,7 +90,8 @@ type Env struct {
 
 	mu     sync.Mutex
 	links  map[recipe.Conn]*link
-	probes int // sequence for Expire's probe nodes
+	hosts  map[recipe.Conn]*homeFirst // each session's order of members
+	probes int                        // sequence for Expire's probe nodes
 }
 
 var (
@@ -96,6 +99,8 @@ var (
 	_ zktest.Expirer     = (*Env)(nil)
 	_ zktest.Partitioner = (*Env)(nil)
 	_ zktest.Ticker      = (*Env)(nil)
+	_ zktest.Reconnector = (*Env)(nil)
+	_ zktest.ReplyLoser  = (*Env)(nil)
 )
 
 func newEnv(t *testing.T, tg *target) *Env {
@@ -121,6 +126,7 @@ func newEnv(t *testing.T, tg *target) *Env {
 		base:   fmt.Sprintf("%s/%s-%d", tg.runPath(), znodeName(t.Name()), seq),
 		admin:  admin,
 		links:  map[recipe.Conn]*link{},
+		hosts:  map[recipe.Conn]*homeFirst{},
 	}
 	if err := e.createBase(); err != nil {
 		admin.Close()
@@ -257,6 +263,7 @@ func (e *Env) connect(t testing.TB, servers []string, home int, timeout time.Dur
 	})
 	e.mu.Lock()
 	e.links[conn] = l
+	e.hosts[conn] = hosts
 	e.mu.Unlock()
 	if err := awaitSession(events, sessionWait); err != nil {
 		t.Fatalf("connecting to %v: %v", servers, err)
@@ -349,6 +356,22 @@ func (h *homeFirst) wrap(dial zk.Dialer) zk.Dialer {
 		h.mu.Unlock()
 		return conn, err
 	}
+}
+
+// moveHome makes server the one tried first from now on, the others
+// following in their order; it reports false if server is not one of the
+// provider's.
+func (h *homeFirst) moveHome(server string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	i := slices.Index(h.order, server)
+	if i < 0 {
+		return false
+	}
+	order := []string{server}
+	order = append(order, h.order[:i]...)
+	h.order = append(order, h.order[i+1:]...)
+	return true
 }
 
 // Init is given go-zookeeper's shuffled copy of the servers, which homeFirst

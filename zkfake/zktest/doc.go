@@ -18,8 +18,9 @@
 // the target while they run; ZooKeeper counts session creation and close
 // as writes too.
 //
-// Scenarios that need session faults run only when the Env implements
-// Expirer, Partitioner or Ticker, and skip otherwise.
+// Scenarios that need session faults or ensemble members run only when the
+// Env implements Expirer, Partitioner, Ticker, Members, Reconnector or
+// ReplyLoser, and skip otherwise.
 //
 // The scenarios:
 //
@@ -41,6 +42,7 @@
 //   - errors/not-empty: deleting a node with children fails with NotEmpty; version is checked first
 //   - errors/oversize-request: a request over jute.maxbuffer drops the connection; the session survives
 //   - errors/special-nodes: /, /zookeeper and its children cannot be deleted; other writes there are allowed
+//   - members/lost-reply-reconnect: a write whose reply is lost is applied; the client reconnects with its session to the member it is sent to, which shows the write once synced
 //   - members/stop-follower-then-leader: stopping a follower, then the leader: the ensemble goes on with 2 of 3, clients move with their sessions and ephemerals
 //   - multi/empty: an empty multi succeeds with no results and still takes a zxid
 //   - multi/failure: op k failing: its error returned, earlier ops nil, later ops "unknown error: -2", nothing applied

@@ -69,3 +69,25 @@ type Members interface {
 	// StartMember starts a stopped member and returns once it serves.
 	StartMember(t testing.TB, member int)
 }
+
+// Reconnector is implemented by environments of an ensemble that can choose
+// the member a client reconnects to, as go-zookeeper, whose connection
+// dropped, dials the next server of its list.
+type Reconnector interface {
+	// ReconnectTo makes conn's next reconnect, whatever causes it, go to
+	// member (numbered as in Members), and later ones too while the member
+	// answers. It does not drop the connection.
+	ReconnectTo(t testing.TB, conn recipe.Conn, member int)
+	// MemberOf returns the member conn is connected to.
+	MemberOf(t testing.TB, conn recipe.Conn) int
+}
+
+// ReplyLoser is implemented by environments that can lose a reply after
+// the server applied the request.
+type ReplyLoser interface {
+	// LoseNextReply loses the reply to conn's next request: the server
+	// applies it, but the client's connection drops before the reply
+	// arrives, so the call fails with zk.ErrConnectionClosed and the client
+	// reconnects with its session.
+	LoseNextReply(t testing.TB, conn recipe.Conn)
+}
