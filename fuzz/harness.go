@@ -141,16 +141,6 @@ type incarnation struct {
 	paused         bool
 	partitionFault int // index in faults of the open partition or pause
 	exited         bool
-	// closed: the process closed its Conn, at closedAt in step closedStep;
-	// it makes one more Lock at most and then ends (a new process takes its
-	// place). locksAfterClose counts them.
-	closed          bool
-	closedAt        time.Time
-	closedStep      int
-	locksAfterClose int
-
-	// cancelLock cancels the Lock in progress; guarded by mu.
-	cancelLock context.CancelFunc
 }
 
 // run is the client loop: Lock, critical section, Unlock, again and again,
@@ -166,61 +156,37 @@ func (inc *incarnation) run(newLocker NewLocker) {
 	}()
 	inc.locker = newLocker(inc.gated, lockPath)
 	for {
-		lock := &request{point: pointLock}
-		if !inc.wait(lock) {
+		if !inc.wait(&request{point: pointLock}) {
 			return
 		}
-		got, err := inc.lock(lock.how)
+		err := inc.locker.Lock(inc.ctx)
 		// What the hold is — its session, its token — is read the
 		// moment Lock returns: by the time the harness lets the client
 		// on, the session may have expired and been replaced.
-		locked := &request{point: pointLocked, err: err, got: got, how: lock.how, session: inc.conn.SessionID()}
-		if f, ok := inc.locker.(Fencer); ok && got {
+		locked := &request{point: pointLocked, err: err, session: inc.conn.SessionID()}
+		if f, ok := inc.locker.(Fencer); ok && err == nil {
 			locked.token = f.Token()
 		}
 		if !inc.wait(locked) {
 			return
 		}
-		if !got {
+		if err != nil {
 			continue
 		}
 		if inc.fencing && !inc.wait(&request{point: pointWrite}) {
 			return
 		}
-		unlock := &request{point: pointUnlock}
-		for {
-			if !inc.wait(unlock) {
-				return
-			}
-			if unlock.how != howReenter {
-				break
-			}
-			// Still holding: a reentrant Lock and Unlock pair, as nested
-			// code that takes the same lock does.
-			err := inc.locker.Lock(inc.ctx)
-			if !inc.wait(&request{point: pointReentered, err: err}) {
-				return
-			}
-			err = inc.locker.Unlock()
-			if !inc.wait(&request{point: pointReleft, err: err}) {
-				return
-			}
-			unlock = &request{point: pointUnlock}
+		if !inc.wait(&request{point: pointUnlock}) {
+			return
 		}
-		w := unlock.how
 		for attempt := 1; ; attempt++ {
-			err := inc.unlock(w)
-			unlocked := &request{point: pointUnlocked, err: err, how: w}
-			if !inc.wait(unlocked) {
+			err := inc.locker.Unlock()
+			if !inc.wait(&request{point: pointUnlocked, err: err}) {
 				return
 			}
-			// The harness says, with how, whether a failed Unlock is
-			// tried again (and how) or left pending while the client
-			// moves on to its next Lock.
-			if err == nil || attempt == unlockAttempts || releaseSettled(err) || unlocked.how == howGiveUp {
+			if err == nil || attempt == unlockAttempts || releaseSettled(err) {
 				break
 			}
-			w = unlocked.how
 		}
 	}
 }
