@@ -12,3 +12,10 @@ import (
 func TestConformance(t *testing.T) {
 	zktest.Run(t, zkfake.NewTarget())
 }
+
+// TestConformanceShuffledChildren runs the suite again with listings in a
+// seeded order, as a real server's come in an order of its own: no
+// scenario may depend on the order of children.
+func TestConformanceShuffledChildren(t *testing.T) {
+	zktest.Run(t, zkfake.NewTarget(zkfake.WithShuffledChildren()))
+}

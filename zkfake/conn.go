@@ -827,7 +827,9 @@ func (c *Conn) Set(path string, data []byte, version int32) (*zk.Stat, error) {
 	return &stat, err
 }
 
-// Children returns the names of a znode's children, sorted, and its stat.
+// Children returns the names of a znode's children and its stat. The names
+// come sorted, or, on a server made WithShuffledChildren, in an order drawn
+// from its seed; ZooKeeper promises no order.
 func (c *Conn) Children(path string) ([]string, *zk.Stat, error) {
 	if err := checkClientPath(path, false); err != nil {
 		return nil, nil, err

@@ -1,6 +1,7 @@
 package zkfake
 
 import (
+	"math/rand/v2"
 	"slices"
 	"sync"
 )
@@ -31,7 +32,8 @@ type listings struct {
 
 // children returns n's child names in order, in a slice of the caller's
 // own. ZooKeeper returns them in hash-set order, which no client may rely
-// on; sorting keeps the fake deterministic.
+// on; sorting keeps the fake deterministic, and shuffleListing, with
+// WithShuffledChildren, puts the copy in a seeded order instead.
 func (l *listings) children(n *znode) []string {
 	if len(n.children) < minKeptListing {
 		return sortedNames(n)
@@ -89,4 +91,26 @@ func (l *listings) removed(parent *znode, name string) {
 	default:
 		l.names[parent] = slices.Delete(names, i, i+1)
 	}
+}
+
+// shuffleListing puts a directory's listing in an order drawn from seed,
+// the directory's path and its pzxid, which moves with every child created
+// or deleted. Drawing from those rather than from a generator that each
+// listing advances keeps the core free of hidden state: reads that run in
+// parallel under the shared lock need no lock of their own, the order does
+// not depend on how they interleave, every member lists the same state the
+// same way, and an unchanged directory lists the same way twice, as a
+// ZooKeeper hash set does.
+func shuffleListing(names []string, seed uint64, path string, pzxid int64) {
+	if len(names) < 2 {
+		return
+	}
+	// FNV-1a of the path.
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(path); i++ {
+		h ^= uint64(path[i])
+		h *= 1099511628211
+	}
+	r := rand.New(rand.NewPCG(seed^h, uint64(pzxid)))
+	r.Shuffle(len(names), func(i, j int) { names[i], names[j] = names[j], names[i] })
 }

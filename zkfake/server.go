@@ -44,14 +44,16 @@ type config struct {
 	addr          string
 	manual        *manualClock
 	members       int
+	shuffled      bool
 }
 
 // Option configures a Server.
 type Option func(*config)
 
 // WithSeed makes every choice the server draws — session ids, the GUIDs of
-// protected creates, randomly lost replies — come from seed, so a scenario
-// run twice under synctest produces the same event log byte for byte.
+// protected creates, randomly lost replies, the order of listings with
+// WithShuffledChildren — come from seed, so a scenario run twice under
+// synctest produces the same event log byte for byte.
 func WithSeed(seed uint64) Option { return func(c *config) { c.seed = seed } }
 
 // WithTickTime sets ZooKeeper's tickTime (default 2s, as in the server's
@@ -69,6 +71,17 @@ func WithContainerCheckInterval(d time.Duration) Option {
 // do not read it.
 func WithoutEventLog() Option { return func(c *config) { c.keepLog = false } }
 
+// WithShuffledChildren makes every listing (Children, ChildrenW) come in an
+// order drawn from the server's seed (WithSeed) instead of sorted.
+// ZooKeeper lists a directory in its hash set's order, which no client may
+// rely on; a recipe that trusts the order it is given passes on a sorted
+// fake and fails on a real ensemble, and this option makes it fail on the
+// fake too. The order is a function of the seed, the directory and the
+// state of its children: the same seed gives the same orders, a listing
+// repeated with nothing changed comes back the same, and a change of
+// children draws a new order.
+func WithShuffledChildren() Option { return func(c *config) { c.shuffled = true } }
+
 // WithAddr sets the address Conn.Server reports (default "127.0.0.1:2181").
 func WithAddr(addr string) Option { return func(c *config) { c.addr = addr } }
 
@@ -82,7 +95,7 @@ func NewServer(opts ...Option) *Server {
 	s := &Server{
 		mu:        newServerLock(),
 		cfg:       cfg,
-		st:        newState(),
+		st:        newState(cfg.shuffled, cfg.seed),
 		rng:       rand.New(rand.NewPCG(cfg.seed, cfg.seed^0x9e3779b97f4a7c15)),
 		conns:     map[int64]*Conn{},
 		clock:     newOrderedClock(),

@@ -32,6 +32,11 @@ type state struct {
 	// effect as changes that a follower's tree replays.
 	replicate bool
 	changes   []change
+
+	// shuffled lists children in an order drawn from orderSeed
+	// (WithShuffledChildren) instead of sorted.
+	shuffled  bool
+	orderSeed uint64
 }
 
 // sessionState is what the server keeps about a session.
@@ -42,8 +47,8 @@ type sessionState struct {
 	ephemerals map[string]struct{}
 }
 
-func newState() *state {
-	return &state{tree: newTree(), sessions: map[int64]*sessionState{}, watches: newWatchTable()}
+func newState(shuffled bool, seed uint64) *state {
+	return &state{tree: newTree(), sessions: map[int64]*sessionState{}, watches: newWatchTable(), shuffled: shuffled, orderSeed: seed}
 }
 
 // writeCtx is one write transaction: its zxid, its time and its session.
@@ -581,7 +586,11 @@ func (st *state) getChildren(v view, session int64, path string, watch bool) (re
 	if err != nil {
 		return read{}, err
 	}
-	return read{children: v.tree.listings.children(n), stat: n.stat()}, nil
+	names := v.tree.listings.children(n)
+	if st.shuffled {
+		shuffleListing(names, st.orderSeed, path, n.pzxid)
+	}
+	return read{children: names, stat: n.stat()}, nil
 }
 
 // getACL returns a node's ACL. It needs READ or ADMIN, and a session

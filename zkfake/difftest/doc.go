@@ -28,7 +28,9 @@
 //   - errors are named when they are go-zookeeper's sentinel values
 //     (compared by identity) and quoted otherwise, with the sentinels they
 //     wrap: "Create with TTL flag disallowed: zk: invalid flags specified"~ErrInvalidFlags;
-//   - children are sorted (the server lists them in hash-set order);
+//   - children are sorted, so compared as sets (the server lists them in
+//     hash-set order, the fake made zkfake.WithShuffledChildren in a seeded
+//     one);
 //   - zxids are written as their distance from the base's creation zxid,
 //     z+5, so that equal text means the same zxid bijection, the same
 //     order and the same number of zxids used between any two answers

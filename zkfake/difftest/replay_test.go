@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zksim/zksim/zkfake"
 	"github.com/zksim/zksim/zkfake/difftest"
 )
 
@@ -28,12 +29,23 @@ func readCorpus(t *testing.T) ([]string, map[string]*difftest.Transcript) {
 // answers that two runs in a row agreed on, so no other client's writes are
 // in them.
 func TestReplayCorpus(t *testing.T) {
+	replayCorpus(t)
+}
+
+// TestReplayCorpusShuffledChildren replays the corpus on a fake that lists
+// children in a seeded order, as ZooKeeper lists them in an order of its
+// own: the transcripts compare listings as sets.
+func TestReplayCorpusShuffledChildren(t *testing.T) {
+	replayCorpus(t, zkfake.WithShuffledChildren())
+}
+
+func replayCorpus(t *testing.T, opts ...zkfake.Option) {
 	files, corpus := readCorpus(t)
 	known := map[string]int{}
 	for _, f := range files {
 		recorded := corpus[f]
 		t.Run(strings.TrimSuffix(filepath.Base(f), ".txt"), func(t *testing.T) {
-			fake, err := runFake(t, &difftest.FakeSide{}, recorded.Sequence)
+			fake, err := runFake(t, &difftest.FakeSide{Options: opts}, recorded.Sequence)
 			if err != nil {
 				t.Fatal(err)
 			}
