@@ -394,6 +394,7 @@ func (h *harness) crash(s *slot) {
 	// The connection goes first: once the incarnation is dead its calls
 	// pass the gate, and none of them may reach the server.
 	inc.conn.Crash()
+	inc.gated.leash.ended(phaseCall(s.phase))
 	inc.kill()
 	inc.cancel()
 	h.endFault(inc)

@@ -220,6 +220,10 @@ func (h *harness) windDown() {
 	lastProgress, moves := h.now(), 0
 	wait := 100 * time.Millisecond
 	next := 0
+	// failedUnlocks counts each client's Unlock calls that failed in a
+	// row; they are not progress, but neither do they let time pass, and
+	// the client loop gives up on them only after unlockAttempts.
+	failedUnlocks := map[*slot]int{}
 	for h.finding == nil {
 		h.tick()
 		if h.allExited() {
@@ -231,6 +235,16 @@ func (h *harness) windDown() {
 			return
 		}
 		s, r := h.runnable(h.slots[next%len(h.slots)])
+		if s != nil && r.point == pointUnlocked {
+			if r.err == nil || releaseSettled(r.err) {
+				delete(failedUnlocks, s)
+			} else if failedUnlocks[s]++; failedUnlocks[s] >= windDownUnlockFailures {
+				h.begin(fmt.Sprintf("%s's Unlock has failed %d times in a row", s.name(), failedUnlocks[s]))
+				h.found(Liveness, "%s's Unlock did not release: with every fault healed it failed %d times in a row, the last with: %v",
+					s.name(), failedUnlocks[s], r.err)
+				return
+			}
+		}
 		if s != nil {
 			next = s.id + 1
 			wait = 100 * time.Millisecond

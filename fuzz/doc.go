@@ -61,11 +61,20 @@
 //     the change delivered; or a waiting client polls: three calls in a
 //     row, each after sleeping, with nothing changed.
 //   - liveness: with every fault healed, no Lock or Unlock returns for a
-//     minute of virtual time; the finding tells who waits, the lock's
-//     nodes and the watches the server holds.
+//     minute of virtual time (or in 5000 moves), or one client's Unlock
+//     fails 100 times in a row; the finding tells who waits, the lock's
+//     nodes and the watches the server holds. Also: a locker's goroutine
+//     that spins — 5000 calls on its Conn at one instant, without blocking
+//     (calls the harness does not gate: SessionID, State, and every call
+//     once the process has ended) — and a Lock or Unlock that still runs
+//     long after the case is over, its ctx cancelled and its Conn closed.
+//     The harness ends such a goroutine (runtime.Goexit) at its next call
+//     on the Conn, so the case ends instead of hanging.
 //   - leak: once every client has unlocked, the tree holds a node other
 //     than the lock's directory and its ancestors, or the server a watch;
-//     once every session is closed, such a node or a session remains.
+//     once every session is closed, such a node or a session remains; or,
+//     once the case is over and every Conn closed, a goroutine of the
+//     locker still calls its Conn after a minute's linger.
 //   - unfenced-write: in cases that check fencing, a holder whose session
 //     had expired wrote to the protected resource and nothing refused it
 //     (a Fencer's writes carry its token, and the resource refuses one

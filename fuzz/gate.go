@@ -169,21 +169,30 @@ func (inc *incarnation) kill() []*request {
 // gatedConn is the recipe.Conn a client's locker uses: the fake's Conn with
 // every server call behind the harness's gate.
 type gatedConn struct {
-	inc  *incarnation
-	conn recipe.Conn
+	inc   *incarnation
+	conn  recipe.Conn
+	leash *leash // follows the calls that do not wait for the harness
 }
 
 var _ recipe.Conn = (*gatedConn)(nil)
 
 func (g *gatedConn) call(method, path, detail string) *request {
 	r := &request{method: method, path: path, detail: detail}
-	// A dead incarnation's calls are not held: they go straight to its
-	// crashed Conn, which refuses them, so its goroutines can end.
-	g.inc.wait(r)
+	if g.inc.wait(r) {
+		g.leash.gated()
+	} else {
+		// A dead incarnation's calls are not held: they go straight to
+		// its crashed or closed Conn, which refuses them, so its
+		// goroutines can end; the leash ends those that do not.
+		g.leash.outside(describeCall(r), true)
+	}
 	return r
 }
 
 func (g *gatedConn) done(r *request, result string, err error, write bool) {
+	if g.inc.isDead() {
+		g.leash.result(err)
+	}
 	g.inc.finish(r, result, err, write)
 }
 
@@ -366,28 +375,26 @@ type delivery struct {
 }
 
 // SessionID implements recipe.Conn. It reads client-side state only, so it
-// is not gated. Once the process is dead (crashed, or the case is over) its
-// connection has no session: a locker's own goroutines that watch the
-// session then see it gone and end, as they must before a case can end;
-// what a dead process's goroutines do matters to no one.
+// is not gated. It says what the Conn says, also once the process is dead
+// (crashed, or the case is over): as go-zookeeper's, a closed Conn keeps
+// its last session id, and a locker's goroutines must end on their own
+// when their Conn is closed. The leash ends those that do not.
 func (g *gatedConn) SessionID() int64 {
-	if g.inc.isDead() {
-		return 0
-	}
+	g.leash.outside("SessionID", g.inc.isDead())
 	return g.conn.SessionID()
 }
 
-// State implements recipe.Conn; not gated, as SessionID. A dead process's
-// connection is disconnected.
+// State implements recipe.Conn; not gated, as SessionID.
 func (g *gatedConn) State() zk.State {
-	if g.inc.isDead() {
-		return zk.StateDisconnected
-	}
+	g.leash.outside("State", g.inc.isDead())
 	return g.conn.State()
 }
 
 // Server implements recipe.Conn; not gated, as SessionID.
-func (g *gatedConn) Server() string { return g.conn.Server() }
+func (g *gatedConn) Server() string {
+	g.leash.outside("Server", g.inc.isDead())
+	return g.conn.Server()
+}
 
 // Close implements recipe.Conn. A locker has no business closing the
 // session it was given, but if it does, the close is a step like any call.

@@ -68,6 +68,11 @@ const (
 	// bound only keeps a locker whose Unlock fails for ever from looping
 	// for ever; the wind-down's stall detection reports it long before.
 	unlockAttempts = 1000
+	// windDownUnlockFailures is how many Unlock calls of one client may
+	// fail in a row, with every fault healed, before the client is said to
+	// be stuck. A sound lock's Unlock retries within (recipe.Mutex for
+	// 15s) and fails only when the connection stays lost.
+	windDownUnlockFailures = 100
 	// lingerTime is how long a case's goroutines get to end once the case
 	// is over.
 	lingerTime = time.Minute
@@ -231,6 +236,8 @@ type harness struct {
 
 	cuts  []*cut // partitions and pauses whose outcome is not known yet
 	tally Faults // the faults injected, and how they ended
+
+	end *caseEnd // how far the case's ending has gone
 }
 
 // cut is a partition or a pause, followed until its outcome is known: the
@@ -293,6 +300,7 @@ func runCase(t *rapid.T, e *engine) *caseResult {
 		fencing:   fencing,
 		expiryRow: -1,
 		sessions:  map[int64]string{},
+		end:       &caseEnd{},
 	}
 	where := "a server"
 	if members > 1 {
@@ -363,7 +371,7 @@ func (h *harness) spawn(s *slot) {
 		fencing:        h.fencing,
 		partitionFault: -1,
 	}
-	inc.gated = &gatedConn{inc: inc, conn: conn}
+	inc.gated = &gatedConn{inc: inc, conn: conn, leash: newLeash(h.end)}
 	s.inc = inc
 	s.phase, s.inCS, s.polls, s.lastOK = phaseIdle, false, 0, false
 	h.incs = append(h.incs, inc)
@@ -423,6 +431,7 @@ func (h *harness) settle() {
 		}
 	}
 	h.followCuts()
+	h.reportRunaways()
 }
 
 // followCuts settles the outcome of the partitions and pauses whose
@@ -718,28 +727,45 @@ func isConnectionLoss(err error) bool {
 	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer)
 }
 
-// teardown stops the server and waits for every goroutine of the case to
-// end: the bubble may not be left with goroutines blocked for ever. Time is
-// virtual, so waiting costs little.
+// teardown ends the case: every live process closes its Conn (as a
+// program does when it shuts down; crashed ones stay crashed), the server
+// stops, and the harness stops scheduling. Then every goroutine of the case
+// must end: the bubble may not be left with goroutines blocked for ever.
+// Time is virtual, so waiting costs little. Goroutines that spin meanwhile
+// or still run after a linger are ended by their leash and reported.
 func (h *harness) teardown() {
-	// Connections first, as in a crash: a dead incarnation's calls pass
-	// the gate and must not reach the server.
-	for _, inc := range h.incs {
-		inc.conn.Crash()
+	h.tick()
+	h.begin("the case ends: each live process closes its Conn, the server stops, and the clients' goroutines get time to end")
+	for _, s := range h.slots {
+		if inc := s.inc; !inc.isDead() {
+			inc.gated.leash.ended(phaseCall(s.phase))
+			inc.conn.Close()
+		}
 	}
 	h.srv.Close()
+	h.end.mu.Lock()
+	h.end.over, h.end.at = true, time.Now()
+	h.end.mu.Unlock()
 	for _, inc := range h.incs {
 		inc.kill()
 		inc.cancel()
 	}
 	for i := 0; i < 120 && !h.allDone(); i++ {
 		synctest.Wait()
+		h.reportRunaways()
 		time.Sleep(time.Second)
 	}
 	// A locker's own goroutines may outlive its client loop for a while,
 	// retrying on the dead connection (recipe.Mutex's Unlock does, for
-	// 15s).
+	// 15s). After the linger, the leash ends any that still call their
+	// Conn, at their next call, and the harness reports it.
 	time.Sleep(lingerTime)
+	h.end.mu.Lock()
+	h.end.lingered = true
+	h.end.mu.Unlock()
+	time.Sleep(lingerTime)
+	synctest.Wait()
+	h.reportRunaways()
 }
 
 func (h *harness) allDone() bool {
