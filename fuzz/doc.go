@@ -92,8 +92,8 @@
 //
 // # A real ensemble
 //
-// With ZK_SERVERS naming an ensemble (loopback addresses only), CheckMutex
-// and Run run their cases against it instead: real goroutine scheduling,
+// With Config.Servers (the OnEnsemble option) naming an ensemble (loopback
+// addresses only), CheckMutex and Run run their cases against it instead: real goroutine scheduling,
 // real time, faults through the loopback proxy of package zkfake/ensemble
 // (partitions, expiries, crashes). Nothing repeats there, so nothing is
 // shrunk: cases draw their schedules from the campaign's seed and the first
@@ -103,6 +103,12 @@
 // with the same model. The detectors that need the fake's event log and
 // watch counts — herd, and leaked watches — are left out; liveness and
 // leaked nodes are checked.
+//
+// The package never switches modes on its own: it reads no environment
+// variable, so a test's campaign, and the fail files it replays first, run
+// on the fake in every CI job. cmd/zkfuzz takes the ensemble from
+// ZK_SERVERS and passes it on; a test that wants one does the same (see
+// ensemble.Servers).
 //
 // # Programs
 //

@@ -35,6 +35,9 @@ type engine struct {
 	// every case after the first finding: tests that measure how soon a
 	// campaign finds something use it.
 	survey bool
+	// countOnly makes the property count every case's faults and look for
+	// nothing: tests of what the schedules draw use it.
+	countOnly bool
 }
 
 func newEngine(newLocker NewLocker, cfg Config) *engine {
@@ -56,13 +59,16 @@ func (e *engine) property(t *rapid.T) {
 	var c *caseResult
 	rapid.SyncTest(t, func(t *rapid.T) { c = runCase(t, e) })
 	e.steps.Add(int64(c.steps))
-	if e.failures.Load() == 0 {
+	if e.countOnly || e.failures.Load() == 0 {
 		e.mu.Lock()
 		e.faults.add(c.tally)
 		e.mu.Unlock()
 	}
 	if e.onCase != nil {
 		e.onCase(c.transcript())
+	}
+	if e.countOnly {
+		return
 	}
 	f := c.finding
 	if f == nil {

@@ -137,6 +137,14 @@ type Config struct {
 	// works (rapid's own account of a failure, how to replay it). Default:
 	// discarded; the Report holds what matters.
 	Output io.Writer
+	// Servers, if set, names a real ZooKeeper ensemble (client addresses,
+	// loopback IPs only, as ensemble.ParseServers accepts) to run the
+	// campaign against instead of the fake, in real time: see the package
+	// documentation. Only this field chooses the mode: the package reads
+	// no environment variable, so a test's cases and its fail files run on
+	// the fake wherever it runs. Commands and tests that take the ensemble
+	// from ZK_SERVERS pass it here themselves.
+	Servers []string
 }
 
 // Option changes a Config; CheckMutex takes them.
@@ -153,6 +161,16 @@ func WithFencing(f FencingChecks) Option { return func(c *Config) { c.Fencing = 
 
 // WithHTMLDir sets where porcupine's HTML reports go.
 func WithHTMLDir(dir string) Option { return func(c *Config) { c.HTMLDir = dir } }
+
+// OnEnsemble runs the campaign against the real ensemble at servers (see
+// Config.Servers) instead of the fake; with no servers it changes nothing.
+func OnEnsemble(servers ...string) Option {
+	return func(c *Config) {
+		if len(servers) > 0 {
+			c.Servers = append([]string(nil), servers...)
+		}
+	}
+}
 
 const (
 	defaultName    = "zkfuzz"
@@ -295,8 +313,9 @@ type Report struct {
 // `go test` replays first). The number of cases and the seed come from
 // rapid's flags (-rapid.checks, default 100, and -rapid.seed).
 //
-// With ZK_SERVERS naming an ensemble, CheckMutex runs RealCases cases
-// against it instead, in real time (see the package documentation).
+// With OnEnsemble naming an ensemble, CheckMutex runs RealCases cases
+// against it instead, in real time (see the package documentation); it
+// never chooses that mode by itself.
 func CheckMutex(t *testing.T, newLocker NewLocker, opts ...Option) {
 	t.Helper()
 	cfg := Config{}
@@ -304,7 +323,7 @@ func CheckMutex(t *testing.T, newLocker NewLocker, opts ...Option) {
 		o(&cfg)
 	}
 	e := newEngine(newLocker, cfg.normalized())
-	if realMode() {
+	if len(e.cfg.Servers) > 0 {
 		e.realCampaign(t, RealCases, 0)
 		return
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zksim/zksim/recipe"
+	"github.com/zksim/zksim/zkfake/ensemble"
 	"pgregory.net/rapid"
 )
 
@@ -262,7 +263,7 @@ func TestSameSeedSameHistory(t *testing.T) {
 // back to held.
 func TestPartitionsEndBothWays(t *testing.T) {
 	e := newEngine(soundQueueLock, Config{}.normalized())
-	e.survey = true
+	e.countOnly = true
 	withRapid(t, 300, 1, func() { rapid.Check(t, e.property) })
 	f := e.faultCounts()
 	t.Logf("%d cases: %s", e.runs.Load(), f)
@@ -310,9 +311,9 @@ func TestCheckMutexFailsAndReplays(t *testing.T) {
 			child := func(args ...string) (string, error) {
 				cmd := exec.Command(os.Args[0], append([]string{"-test.run=^TestHelperCheckMutex$", "-rapid.shrinktime=3s"}, args...)...)
 				cmd.Dir = dir
-				// Fake mode: the story, the shrinking and the fail file
-				// are what is checked.
-				cmd.Env = append(withoutServers(os.Environ()), "ZKFUZZ_HELPER_MUTANT="+m.Name, "ZKFUZZ_HELPER_HTML="+html)
+				// ZK_SERVERS names no ensemble that answers: CheckMutex
+				// must not look at it.
+				cmd.Env = append(withoutServers(os.Environ()), "ZKFUZZ_HELPER_MUTANT="+m.Name, "ZKFUZZ_HELPER_HTML="+html, ensemble.ServersEnv+"=127.0.0.1:1")
 				out, err := cmd.CombinedOutput()
 				return string(out), err
 			}
@@ -342,7 +343,8 @@ func TestCheckMutexFailsAndReplays(t *testing.T) {
 				t.Fatalf("want one fail file under testdata/rapid/TestHelperCheckMutex, have %v:\n%s", files, out)
 			}
 			// A plain rerun, without the seed, replays the fail file
-			// before anything else, and fails at once.
+			// before anything else, and fails at once — on the fake, even
+			// with ZK_SERVERS naming an ensemble (one that is not there).
 			out, err = child()
 			if !errors.As(err, &exit) || !strings.Contains(out, "[rapid] failed after 0 tests") || !strings.Contains(out, string(detector)+": ") {
 				t.Fatalf("the rerun did not replay the fail file (%v):\n%s", err, out)
@@ -356,11 +358,11 @@ func TestCheckMutexFailsAndReplays(t *testing.T) {
 // faults through the loopback proxy. Holders keep the lock longer than the
 // mutant's one-second wait often enough that a few cases find it.
 func TestEnsembleFindsTimedWait(t *testing.T) {
-	if !realMode() {
+	if os.Getenv(ensemble.ServersEnv) == "" {
 		t.Skip("ZK_SERVERS is not set")
 	}
 	m, _ := MutantByName("timed-wait")
-	e := newEngine(m.New, Config{}.normalized())
+	e := newEngine(m.New, Config{Servers: ensemble.Servers(t)}.normalized())
 	e.survey = true
 	e.realCampaign(t, 8, 1)
 	f := e.lastFinding()
@@ -382,6 +384,24 @@ func withoutServers(env []string) []string {
 		}
 	}
 	return out
+}
+
+// TestModeIsExplicit checks that the environment does not choose the
+// mode: with ZK_SERVERS naming an ensemble that is not there, CheckMutex
+// still runs its cases on the fake (on the ensemble, it would fail to
+// connect).
+func TestModeIsExplicit(t *testing.T) {
+	t.Setenv(ensemble.ServersEnv, "127.0.0.1:1")
+	CheckMutex(t, soundQueueLock)
+	var c Config
+	OnEnsemble()(&c)
+	if c.Servers != nil {
+		t.Errorf("OnEnsemble() set Servers to %v", c.Servers)
+	}
+	OnEnsemble("127.0.0.1:2181")(&c)
+	if len(c.Servers) != 1 {
+		t.Errorf("OnEnsemble(one) set Servers to %v", c.Servers)
+	}
 }
 
 // TestRunRefusesTests checks that Run, which runs a campaign as a test

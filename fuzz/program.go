@@ -95,7 +95,7 @@ func Run(ctx context.Context, newLocker NewLocker, cfg Config) (Report, error) {
 	m := testing.MainStart(programDeps{}, []testing.InternalTest{{
 		Name: cfg.Name,
 		F: func(t *testing.T) {
-			if realMode() {
+			if len(cfg.Servers) > 0 {
 				e.realCampaign(t, cfg.Cases, cfg.Seed)
 				return
 			}

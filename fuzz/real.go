@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -19,9 +18,9 @@ import (
 	"github.com/zksim/zksim/zkfake/zktest"
 )
 
-// The real-ensemble mode. With ZK_SERVERS naming an ensemble (loopback
-// addresses only), CheckMutex and Run run their cases against it instead of
-// the fake: real goroutine scheduling, real time, faults through the
+// The real-ensemble mode. With Config.Servers naming an ensemble (loopback
+// addresses only; the OnEnsemble option sets it), CheckMutex and Run run
+// their cases against it instead of the fake: real goroutine scheduling, real time, faults through the
 // loopback proxy of package ensemble (partitions, expiries, crashes). Nothing
 // is deterministic there, so rapid cannot shrink: each case draws its
 // schedule from the campaign's seed, and the first finding is reported as it
@@ -46,14 +45,14 @@ const (
 	realFinishTime  = 45 * time.Second // how long clients get to finish their rounds
 )
 
-// realMode reports whether ZK_SERVERS names an ensemble to run against.
-func realMode() bool { return os.Getenv(ensemble.ServersEnv) != "" }
-
-// realCampaign runs cases against the ensemble and fails t at the first
-// finding.
+// realCampaign runs cases against the ensemble at e.cfg.Servers and fails
+// t at the first finding.
 func (e *engine) realCampaign(t *testing.T, cases int, seed uint64) {
 	t.Helper()
-	servers := ensemble.Servers(t)
+	servers, err := ensemble.ParseServers(strings.Join(e.cfg.Servers, ","))
+	if err != nil {
+		t.Fatalf("zkfuzz: the ensemble to run against: %v", err)
+	}
 	if seed == 0 {
 		seed = rand.Uint64() | 1
 	}

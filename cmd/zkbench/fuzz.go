@@ -31,17 +31,20 @@ const (
 
 // timeFuzz runs a campaign of cases cases of the fuzz harness against
 // recipe.Mutex and times it: on the fake when servers is empty, otherwise
-// on the ensemble at servers (the harness's real-ensemble mode, which
-// fuzz.Run chooses by ZK_SERVERS; it is set, or unset, for the campaign's
-// length). fuzz.Run needs a program of its own (it runs the testing package
-// inside this process), which is why the command times it rather than a
-// benchmark. It returns the campaign's cell of the table, the command that
-// describes it, and a note if the campaign found a violation: that does not
-// stop the table, but it is news.
+// on the ensemble at servers (the harness's real-ensemble mode, chosen by
+// fuzz.Config.Servers). fuzz.Run needs a program of its own (it runs the
+// testing package inside this process), which is why the command times it
+// rather than a benchmark. It returns the campaign's cell of the table, the
+// command that describes it, and a note if the campaign found a violation:
+// that does not stop the table, but it is news.
 func timeFuzz(ctx context.Context, cases int, servers string, progress io.Writer) (s *side, command, note string, err error) {
 	target := "the fake"
+	var members []string
 	if servers != "" {
 		target = "the ensemble"
+		if members, err = ensemble.ParseServers(servers); err != nil {
+			return nil, "", "", err
+		}
 	}
 	htmlDir, err := os.MkdirTemp("", "zkbench-fuzz-")
 	if err != nil {
@@ -57,18 +60,15 @@ func timeFuzz(ctx context.Context, cases int, servers string, progress io.Writer
 		NoFailFile: true,
 		ShrinkTime: fuzzShrinkTime,
 		Output:     io.Discard,
+		Servers:    members,
 	}
 	command = fmt.Sprintf("fuzz.Run(ctx, fuzz.RecipeMutex, fuzz.Config{Cases: %d, Seed: %d, Clients: %d, Steps: %d})", cases, fuzzSeed, fuzzClients, fuzzSteps)
 	if servers != "" {
-		command = ensemble.ServersEnv + "=" + servers + " " + command
+		command = fmt.Sprintf("fuzz.Run(ctx, fuzz.RecipeMutex, fuzz.Config{Cases: %d, Seed: %d, Clients: %d, Steps: %d, Servers: %#v})", cases, fuzzSeed, fuzzClients, fuzzSteps, members)
 	}
 	fmt.Fprintf(progress, "zkbench: timing %d fuzz cases of recipe.Mutex on %s\n", cases, target)
 
-	var rep fuzz.Report
-	err = withServers(servers, func() (err error) {
-		rep, err = fuzz.Run(ctx, fuzz.RecipeMutex, cfg)
-		return err
-	})
+	rep, err := fuzz.Run(ctx, fuzz.RecipeMutex, cfg)
 	if err != nil || len(rep.Findings) == 0 {
 		os.RemoveAll(htmlDir)
 	}
@@ -92,27 +92,4 @@ func timeFuzz(ctx context.Context, cases int, servers string, progress io.Writer
 		}
 	}
 	return s, command, note, nil
-}
-
-// withServers runs f with ZK_SERVERS set to servers, or unset if servers is
-// empty, and puts the variable back afterwards.
-func withServers(servers string, f func() error) error {
-	old, had := os.LookupEnv(ensemble.ServersEnv)
-	var err error
-	if servers == "" {
-		err = os.Unsetenv(ensemble.ServersEnv)
-	} else {
-		err = os.Setenv(ensemble.ServersEnv, servers)
-	}
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if had {
-			os.Setenv(ensemble.ServersEnv, old)
-		} else {
-			os.Unsetenv(ensemble.ServersEnv)
-		}
-	}()
-	return f()
 }

@@ -3,12 +3,10 @@ package main
 import (
 	"context"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/zksim/zksim/fuzz"
-	"github.com/zksim/zksim/zkfake/ensemble"
 )
 
 // TestRunOnTheFake runs the command as `make bench` would without an
@@ -83,27 +81,5 @@ func TestTimeFuzzNeedsAProgram(t *testing.T) {
 	_, _, _, err := timeFuzz(context.Background(), 1, "", &progress)
 	if !errors.Is(err, fuzz.ErrInTest) {
 		t.Errorf("timeFuzz in a test = %v, want fuzz.ErrInTest", err)
-	}
-}
-
-func TestWithServersSetsAndRestores(t *testing.T) {
-	t.Setenv(ensemble.ServersEnv, "127.0.0.1:1")
-	seen := func(servers string) (value string, set bool) {
-		if err := withServers(servers, func() error {
-			value, set = os.LookupEnv(ensemble.ServersEnv)
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-		return value, set
-	}
-	if _, set := seen(""); set {
-		t.Errorf("withServers(\"\") left %s set", ensemble.ServersEnv)
-	}
-	if v, _ := seen("127.0.0.1:2"); v != "127.0.0.1:2" {
-		t.Errorf("withServers set %s to %q, want 127.0.0.1:2", ensemble.ServersEnv, v)
-	}
-	if v := os.Getenv(ensemble.ServersEnv); v != "127.0.0.1:1" {
-		t.Errorf("%s = %q afterwards, want it put back", ensemble.ServersEnv, v)
 	}
 }

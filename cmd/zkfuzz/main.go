@@ -16,7 +16,11 @@
 // With ZK_SERVERS naming a ZooKeeper ensemble (loopback addresses), the same
 // campaign runs against it instead, in real time with real goroutine
 // scheduling, faults injected through a loopback proxy; a finding is
-// reported as it happened, not shrunk, and -cases defaults to 10.
+// reported as it happened, not shrunk, and -cases defaults to 10. The
+// command reads the variable and passes the ensemble to the campaign
+// (fuzz.Config.Servers); package fuzz itself reads no environment, so
+// `go test` runs its campaigns and fail files on the fake wherever
+// ZK_SERVERS is set.
 //
 //	ZK_SERVERS=127.0.0.1:22181,127.0.0.1:22182,127.0.0.1:22183 go run ./cmd/zkfuzz
 //
@@ -37,6 +41,7 @@ import (
 	"time"
 
 	"github.com/zksim/zksim/fuzz"
+	"github.com/zksim/zksim/zkfake/ensemble"
 )
 
 const defaultLocker = "recipe.Mutex"
@@ -110,7 +115,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "zkfuzz: -clients must be from 2 to 8")
 		return 2
 	}
-	real := os.Getenv("ZK_SERVERS") != ""
+	// The ensemble, if any, comes from the environment here, in the
+	// command, and goes to the campaign explicitly.
+	var servers []string
+	if spec := os.Getenv(ensemble.ServersEnv); strings.TrimSpace(spec) != "" {
+		var err error
+		if servers, err = ensemble.ParseServers(spec); err != nil {
+			fmt.Fprintf(stderr, "zkfuzz: %s=%q: %v\n", ensemble.ServersEnv, spec, err)
+			return 2
+		}
+	}
+	real := len(servers) > 0
 	if real && !flagSet(fs, "cases") {
 		*cases = realCases
 	}
@@ -122,6 +137,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		HTMLDir:    *htmlDir,
 		NoFailFile: *noFailFile,
 		ShrinkTime: *shrink,
+		Servers:    servers,
 	}
 	for _, o := range l.opts {
 		o(&cfg)
@@ -136,7 +152,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		cfg.Progress = func(p fuzz.Progress) { printProgress(stderr, p) }
 	}
 	if real {
-		fmt.Fprintf(stderr, "zkfuzz: running %d cases of %s on the ensemble at %s\n", *cases, l.name, os.Getenv("ZK_SERVERS"))
+		fmt.Fprintf(stderr, "zkfuzz: running %d cases of %s on the ensemble at %s\n", *cases, l.name, strings.Join(servers, ","))
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)

@@ -51,6 +51,16 @@ func TestBadUsage(t *testing.T) {
 	}
 }
 
+// TestBadServers checks that the command refuses a ZK_SERVERS it cannot
+// use, rather than running on the fake as if it were unset.
+func TestBadServers(t *testing.T) {
+	t.Setenv("ZK_SERVERS", "zookeeper.example.com:2181")
+	var out, errOut bytes.Buffer
+	if code := run([]string{"-cases=1"}, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), "ZK_SERVERS") {
+		t.Errorf("exited %d, want 2 naming ZK_SERVERS: %s", code, errOut.String())
+	}
+}
+
 // TestCampaign builds the command and runs campaigns with it: a program,
 // not a test binary, which is what fuzz.Run is for.
 func TestCampaign(t *testing.T) {
