@@ -231,7 +231,7 @@ func (h *harness) windDown() {
 		}
 		if stalled := h.now() - lastProgress; stalled >= stallLimit || moves >= stallMoves {
 			h.begin(fmt.Sprintf("the clients have made %d moves in %v and none of them took or released the lock", moves, stalled.Round(time.Millisecond)))
-			h.stuck()
+			h.stuck(stalled, moves)
 			return
 		}
 		s, r := h.runnable(h.slots[next%len(h.slots)])
@@ -277,25 +277,27 @@ func (h *harness) allExited() bool {
 
 // stuck reports the liveness finding: who waits, and what the server holds
 // that could (or could not) wake them.
-func (h *harness) stuck() {
-	var waiting, holding []string
+func (h *harness) stuck(stalled time.Duration, moves int) {
+	var waiting []string
 	for _, s := range h.slots {
-		switch {
-		case s.inCS || s.phase == phaseHolding:
-			holding = append(holding, s.name())
-		case s.phase == phaseLocking:
-			waiting = append(waiting, s.name())
-		case s.phase == phaseUnlocking:
-			waiting = append(waiting, s.name()+" (in Unlock)")
+		switch s.phase {
+		case phaseLocking:
+			waiting = append(waiting, fmt.Sprintf("%s's Lock has not returned since step %d", s.name(), h.stampStep(s.acquireCall)))
+		case phaseUnlocking:
+			waiting = append(waiting, fmt.Sprintf("%s's Unlock has not returned since step %d", s.name(), h.stampStep(s.releaseCall)))
 		}
+	}
+	who := "no client is in Lock or Unlock"
+	if len(waiting) > 0 {
+		who = strings.Join(waiting, ", ")
 	}
 	children := h.children()
 	lock := "the lock is free: " + lockPath + " has no contender"
 	if len(children) > 0 {
 		lock = lockPath + " holds " + describeNodes(children)
 	}
-	h.found(Liveness, "with every fault healed, no Lock or Unlock returned for %v: %s wait%s; %s; watches on the server: %s",
-		stallLimit, strings.Join(waiting, ", "), plural(len(waiting)), lock, h.watchedPaths())
+	h.found(Liveness, "%s: with every fault healed, no Lock or Unlock returned in %v and %d moves; %s; watches on the server: %s",
+		who, stalled.Round(time.Millisecond), moves, lock, h.watchedPaths())
 }
 
 func plural(n int) string {

@@ -83,9 +83,10 @@
 // # Counterexamples
 //
 // On a finding, rapid shrinks the case and CheckMutex fails the test with
-// the finding's story — the shrunk schedule told step by step, with what
-// each client did and what the server did meanwhile — and the path of
-// porcupine's HTML view of the history. rapid saves the case in a fail file
+// the finding's summary — one sentence naming the clients, the numbered
+// steps and the fencing tokens involved — its story — the shrunk schedule
+// told step by step, with what each client did and what the server did
+// meanwhile — and the path of porcupine's HTML view of the history. rapid saves the case in a fail file
 // under testdata/rapid/<test name>/, which every later `go test` replays
 // first. GUIDs in node names are elided ("_c_…-") so the story of a lock
 // that draws them at random is the same every time.

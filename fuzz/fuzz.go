@@ -64,7 +64,13 @@ const (
 // Finding is one violation, from the shrunk case rapid settled on.
 type Finding struct {
 	Detector Detector
-	// Summary says in one line what went wrong.
+	// Summary says in one sentence what went wrong, naming the clients,
+	// the steps of the Story and the fencing tokens involved: for
+	// instance "client 2 acquired at step 14 with token 9 while client 1
+	// had held since step 9 with token 7, both sessions alive (...)". For
+	// a history porcupine finds illegal, the sentence names the first
+	// acquisition (or write) that no order allows, and porcupine's own
+	// verdict follows in parentheses.
 	Summary string
 	// Story is the case as a numbered list a person can follow: the
 	// schedule's actions, each with what the clients and the server did.

@@ -634,8 +634,10 @@ func (h *harness) checkExclusion(s *slot) {
 		if o == s || !o.inCS || !live[o.holdSession] {
 			continue
 		}
-		h.found(MutualExclusion, "%s entered its critical section while %s was in its own, both sessions alive (%#x and %#x)",
-			s.name(), o.name(), s.holdSession, o.holdSession)
+		step, token := h.holdSince(s.inc)
+		ostep, otoken := h.holdSince(o.inc)
+		h.found(MutualExclusion, "%s acquired at step %d%s while %s had held since step %d%s, both sessions alive (%#x and %#x)",
+			s.name(), step, withToken(token), o.name(), ostep, withToken(otoken), s.holdSession, o.holdSession)
 		return
 	}
 }
@@ -663,7 +665,8 @@ func (h *harness) write(s *slot) {
 	}
 	h.note("%s writes to the protected resource%s: %s", s.name(), describeToken(token), verdict)
 	if accepted && !fenced && !h.liveSessions()[s.holdSession] {
-		h.found(UnfencedWrite, "%s wrote to the protected resource after its session %#x had expired, and nothing refused the write (the locker hands out no fencing token)", s.name(), s.holdSession)
+		h.found(UnfencedWrite, "%s wrote to the protected resource at step %d after its session %#x had expired at step %d%s, and nothing refused the write (the locker hands out no fencing token)",
+			s.name(), h.cur.index+1, s.holdSession, h.expiryStep(s.holdSession), h.otherHolder(s))
 	}
 }
 

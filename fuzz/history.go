@@ -88,22 +88,40 @@ func (c *caseResult) checkHistory() *Finding {
 		return nil
 	}
 	if illegal(c.checked(false)) {
+		summary := "porcupine finds no order of the recorded Lock and Unlock calls and session expiries that a lock allows"
 		if !illegal(withoutTokens(c.checked(false))) {
-			return c.historyFinding(MutualExclusion, "the fencing tokens do not grow with each acquisition: a later holder got an older token, which a fenced resource would refuse")
+			summary = "the fencing tokens do not grow with each acquisition: a later holder got an older token, which a fenced resource would refuse"
 		}
-		return c.historyFinding(MutualExclusion, "porcupine finds no order of the recorded Lock and Unlock calls and session expiries that a lock allows")
+		return c.historyFinding(MutualExclusion, c.explained(false, summary))
 	}
 	if illegal(c.checked(true)) {
-		return c.historyFinding(UnfencedWrite, "porcupine finds no order of the recorded writes to the protected resource that the lock and its fencing allow")
+		return c.historyFinding(UnfencedWrite, c.explained(true, "porcupine finds no order of the recorded writes to the protected resource that the lock and its fencing allow"))
 	}
 	return nil
+}
+
+// explained puts the sentence that names the culprit first, and what
+// porcupine says after it; without a culprit (a real ensemble's history)
+// porcupine's words alone.
+func (c *caseResult) explained(withWrites bool, porcupine string) string {
+	if s := c.explain(withWrites); s != "" {
+		return stable(s + " (" + porcupine + ")")
+	}
+	return porcupine
 }
 
 // checked returns the history to check: releases with an unknown outcome,
 // and writes only if withWrites.
 func (c *caseResult) checked(withWrites bool) linearizability.History {
-	ops := make([]linearizability.Operation, 0, len(c.ops))
-	for _, op := range c.ops {
+	ops, _ := c.checkedOps(withWrites)
+	return linearizability.History{Operations: ops, Faults: c.faults}
+}
+
+// checkedOps returns the operations checked returns, and for each the
+// index of the recorded operation it comes from.
+func (c *caseResult) checkedOps(withWrites bool) (ops []linearizability.Operation, from []int) {
+	ops = make([]linearizability.Operation, 0, len(c.ops))
+	for i, op := range c.ops {
 		if in, ok := op.Input.(linearizability.MutexInput); ok {
 			switch in.Op {
 			case linearizability.Write:
@@ -115,8 +133,9 @@ func (c *caseResult) checked(withWrites bool) linearizability.History {
 			}
 		}
 		ops = append(ops, op)
+		from = append(from, i)
 	}
-	return linearizability.History{Operations: ops, Faults: c.faults}
+	return ops, from
 }
 
 // withoutTokens drops the tokens acquisitions were handed.

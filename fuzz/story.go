@@ -140,25 +140,24 @@ func (h *harness) describeRecord(r zkfake.Record, stepIndex int) string {
 	return ""
 }
 
-// render tells the steps as a numbered list. Stretches of time passing with
-// nothing to tell are merged into one line.
+// render tells the steps as a numbered list, step i as number i+1, the
+// number findings use. Stretches of time passing with nothing to tell are
+// merged into one line, numbered with the range of steps it merges.
 func (h *harness) render() string {
 	var b strings.Builder
-	n := 0
 	var quiet []*step
 	flush := func() {
 		if len(quiet) == 0 {
 			return
 		}
-		n++
 		total := time.Duration(0)
 		for _, q := range quiet {
 			total += q.span
 		}
 		if len(quiet) == 1 {
-			fmt.Fprintf(&b, "%3d. [%s] %s\n", n, at(quiet[0].at), quiet[0].action)
+			fmt.Fprintf(&b, "%3d. [%s] %s\n", quiet[0].index+1, at(quiet[0].at), quiet[0].action)
 		} else {
-			fmt.Fprintf(&b, "%3d. [%s] time passes: nobody can move for %s\n", n, at(quiet[0].at), total.Round(time.Millisecond))
+			fmt.Fprintf(&b, "%3d-%d. [%s] time passes: nobody can move for %s\n", quiet[0].index+1, quiet[len(quiet)-1].index+1, at(quiet[0].at), total.Round(time.Millisecond))
 		}
 		quiet = nil
 	}
@@ -177,8 +176,7 @@ func (h *harness) render() string {
 			continue
 		}
 		flush()
-		n++
-		fmt.Fprintf(&b, "%3d. [%s] %s\n", n, at(st.at), stable(st.action))
+		fmt.Fprintf(&b, "%3d. [%s] %s\n", st.index+1, at(st.at), stable(st.action))
 		for _, l := range st.lines {
 			fmt.Fprintf(&b, "       %s\n", stable(l))
 		}

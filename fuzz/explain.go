@@ -1,0 +1,301 @@
+package fuzz
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/zksim/zksim/linearizability"
+	"github.com/zksim/zksim/zkfake"
+)
+
+// A finding's summary says in one sentence what went wrong, naming the
+// clients, the steps of the story and the tokens. Porcupine only says that
+// no order of the history is legal; to say which operation makes it so,
+// the history is cut at the return of each claim in turn (an acquisition,
+// a TryLock that found the lock taken, a write): the first cut that is
+// illegal ends with the culprit. Cuts grow monotonically illegal: a claim
+// with a definite outcome joins a cut once it has returned, and an
+// operation whose outcome is unknown (every release is checked that way)
+// joins once it was called, since it can only add ways to order the rest.
+
+// stepAt returns the story's number for the step that was under way at
+// virtual instant d since the case began.
+func (h *harness) stepAt(d time.Duration) int {
+	i := sort.Search(len(h.story), func(i int) bool { return h.story[i].at > d })
+	return max(i, 1)
+}
+
+// stampStep returns the story's number for the step of a timestamp.
+func (h *harness) stampStep(stamp int64) int {
+	return h.stepAt(time.Duration(stamp / stampScale))
+}
+
+// opStep returns the story's number for the step in which operation i of
+// h.ops took effect as porcupine orders it: for a Lock, the step in which
+// it returned (the story tells the client holding a move or so later,
+// when the harness lets it on); for a write or an expiry, which take no
+// time, the step they happened in.
+func (h *harness) opStep(i int) int {
+	op := h.ops[i]
+	if op.Return != linearizability.Never && op.Return > op.Call {
+		return h.stampStep(op.Return)
+	}
+	return h.stampStep(op.Call)
+}
+
+// porcClient names the client whose row in the history is id.
+func (h *harness) porcClient(id int) string {
+	for _, inc := range h.incs {
+		if inc.porcID == id {
+			return incName(inc)
+		}
+	}
+	return fmt.Sprintf("row %d", id)
+}
+
+// incName names an incarnation as the story does.
+func incName(inc *incarnation) string {
+	if inc.n > 1 {
+		return fmt.Sprintf("%s (restart %d)", inc.slot.name(), inc.n-1)
+	}
+	return inc.slot.name()
+}
+
+// withToken renders " with token N", or nothing for a locker without tokens.
+func withToken(token int64) string {
+	if token == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" with token %d", token)
+}
+
+// lastHold returns the index in h.ops of inc's last successful acquisition,
+// -1 if none.
+func (h *harness) lastHold(inc *incarnation) int {
+	for i := len(h.ops) - 1; i >= 0; i-- {
+		op := h.ops[i]
+		if op.ClientID != inc.porcID {
+			continue
+		}
+		in, ok := op.Input.(linearizability.MutexInput)
+		out, done := op.Output.(linearizability.MutexOutput)
+		if ok && done && out.OK && (in.Op == linearizability.Acquire || in.Op == linearizability.TryLock) {
+			return i
+		}
+	}
+	return -1
+}
+
+// holdSince says when inc took the hold it has: " since step N with token
+// T", or nothing if the history has no acquisition of it.
+func (h *harness) holdSince(inc *incarnation) (step int, token int64) {
+	i := h.lastHold(inc)
+	if i < 0 {
+		return 0, 0
+	}
+	return h.opStep(i), h.ops[i].Output.(linearizability.MutexOutput).Token
+}
+
+// definite reports whether op's outcome is known: it took effect between
+// its call and its return, as its output says. Any other output (none, or
+// one that says the outcome is unknown) leaves it open.
+func definite(op linearizability.Operation) bool {
+	if op.Return == linearizability.Never {
+		return false
+	}
+	switch op.Output.(type) {
+	case linearizability.MutexOutput, struct{}:
+		return true
+	}
+	return false
+}
+
+// claim reports whether op says something about the lock's state that can
+// make a history illegal: an acquisition, a TryLock that found the lock
+// taken, or (with writes) a write.
+func claim(op linearizability.Operation, withWrites bool) bool {
+	in, ok := op.Input.(linearizability.MutexInput)
+	if !ok || !definite(op) {
+		return false
+	}
+	out, ok := op.Output.(linearizability.MutexOutput)
+	if !ok {
+		return false
+	}
+	switch in.Op {
+	case linearizability.Acquire:
+		return out.OK
+	case linearizability.TryLock:
+		return true
+	case linearizability.Write:
+		return withWrites
+	}
+	return false
+}
+
+// historyUpTo returns the part of ops that is in the history up to instant t:
+// definite operations that returned by t, and the others once called.
+func historyUpTo(ops []linearizability.Operation, t int64) []linearizability.Operation {
+	var out []linearizability.Operation
+	for _, op := range ops {
+		if definite(op) && op.Return <= t || !definite(op) && op.Call <= t {
+			out = append(out, op)
+		}
+	}
+	return out
+}
+
+// culprit returns the index in checked of the first claim whose cut is
+// illegal, -1 if none is.
+func (c *caseResult) culprit(checked linearizability.History, withWrites bool) int {
+	var claims []int
+	for i, op := range checked.Operations {
+		if claim(op, withWrites) {
+			claims = append(claims, i)
+		}
+	}
+	sort.SliceStable(claims, func(a, b int) bool {
+		return checked.Operations[claims[a]].Return < checked.Operations[claims[b]].Return
+	})
+	illegalAt := func(k int) bool {
+		t := checked.Operations[claims[k]].Return
+		return illegal(linearizability.History{Operations: historyUpTo(checked.Operations, t), Faults: checked.Faults})
+	}
+	k := sort.Search(len(claims), illegalAt)
+	if k == len(claims) || !illegalAt(k) {
+		return -1
+	}
+	return claims[k]
+}
+
+// explain says in one sentence which claim of the history no order
+// allows, and what stands against it; "" when it cannot tell (a history
+// from a real ensemble, which the story does not number by steps).
+func (c *caseResult) explain(withWrites bool) string {
+	h := c.h
+	if h == nil {
+		return ""
+	}
+	ops, from := c.checkedOps(withWrites)
+	checked := linearizability.History{Operations: ops, Faults: c.faults}
+	k := c.culprit(checked, withWrites)
+	if k < 0 {
+		return ""
+	}
+	op := ops[k]
+	in := op.Input.(linearizability.MutexInput)
+	out := op.Output.(linearizability.MutexOutput)
+	who, step := h.porcClient(op.ClientID), h.opStep(from[k])
+	before := historyUpTo(ops, op.Return)
+	if in.Op == linearizability.Write {
+		return c.explainWrite(ops, from, k)
+	}
+	if in.Op == linearizability.TryLock && !out.OK {
+		return fmt.Sprintf("%s's TryLock at step %d found the lock taken, though no order of the calls before it leaves anyone holding it", who, step)
+	}
+	// A token no newer than one handed out before is wrong whoever holds.
+	if !illegal(withoutTokens(linearizability.History{Operations: before, Faults: c.faults})) {
+		for i := k - 1; i >= 0; i-- {
+			if o, ok := ops[i].Output.(linearizability.MutexOutput); ok && o.OK && definite(ops[i]) && ops[i].Return < op.Return && o.Token >= out.Token {
+				if pin, ok := ops[i].Input.(linearizability.MutexInput); ok && pin.Op != linearizability.Write {
+					return fmt.Sprintf("%s acquired at step %d with token %d, no newer than token %d that %s got at step %d: a fenced resource would refuse the later holder",
+						who, step, out.Token, o.Token, h.porcClient(ops[i].ClientID), h.opStep(from[i]))
+				}
+			}
+		}
+	}
+	// The other hold open when it returned: acquired by another session,
+	// with no release called and no expiry of its session before.
+	for i := len(ops) - 1; i >= 0; i-- {
+		p := ops[i]
+		pin, ok := p.Input.(linearizability.MutexInput)
+		pout, done := p.Output.(linearizability.MutexOutput)
+		if i == k || !ok || !done || !pout.OK || !definite(p) || p.Return > op.Return || pin.Session == in.Session ||
+			(pin.Op != linearizability.Acquire && pin.Op != linearizability.TryLock) {
+			continue
+		}
+		if ended(ops, pin.Session, p.Return, op.Return) {
+			continue
+		}
+		return fmt.Sprintf("%s acquired at step %d%s while %s had held since step %d%s, had not called Unlock, and its session %#x had not expired",
+			who, step, withToken(out.Token), h.porcClient(p.ClientID), h.opStep(from[i]), withToken(pout.Token), pin.Session)
+	}
+	return fmt.Sprintf("%s acquired at step %d%s, and no order of the Lock and Unlock calls and session expiries before it allows that", who, step, withToken(out.Token))
+}
+
+// ended reports whether session's hold taken at from may have ended by to:
+// a release of it was called, or the session expired, in between.
+func ended(ops []linearizability.Operation, session, from, to int64) bool {
+	for _, o := range ops {
+		switch in := o.Input.(type) {
+		case linearizability.MutexInput:
+			if in.Op == linearizability.Release && in.Session == session && o.Call > from && o.Call < to {
+				return true
+			}
+		case linearizability.SessionExpiry:
+			if in.Session == session && o.Call < to {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// explainWrite says which write to the protected resource no order allows:
+// one whose holder's session had expired, accepted after another client
+// had taken the lock.
+func (c *caseResult) explainWrite(ops []linearizability.Operation, from []int, k int) string {
+	h := c.h
+	op := ops[k]
+	in := op.Input.(linearizability.MutexInput)
+	out := op.Output.(linearizability.MutexOutput)
+	who, step := h.porcClient(op.ClientID), h.opStep(from[k])
+	verdict := "the resource accepted it"
+	if !out.OK {
+		verdict = "the resource refused it"
+	}
+	expired := ""
+	for i, o := range ops {
+		if e, ok := o.Input.(linearizability.SessionExpiry); ok && e.Session == in.Session && o.Call < op.Call {
+			expired = fmt.Sprintf(" after its session %#x had expired at step %d", in.Session, h.opStep(from[i]))
+		}
+	}
+	other := ""
+	for i := k - 1; i >= 0; i-- {
+		p := ops[i]
+		pin, ok := p.Input.(linearizability.MutexInput)
+		pout, done := p.Output.(linearizability.MutexOutput)
+		if ok && done && pout.OK && definite(p) && p.Return < op.Call && pin.Session != in.Session &&
+			(pin.Op == linearizability.Acquire || pin.Op == linearizability.TryLock) {
+			other = fmt.Sprintf(" and %s had acquired at step %d%s", h.porcClient(p.ClientID), h.opStep(from[i]), withToken(pout.Token))
+			break
+		}
+	}
+	return fmt.Sprintf("%s wrote to the protected resource at step %d%s%s%s, and %s", who, step, withToken(in.Token), expired, other, verdict)
+}
+
+// expiryStep returns the story's number for the step in which the server
+// expired session (or closed it), 0 if it has not.
+func (h *harness) expiryStep(session int64) int {
+	for _, r := range h.srv.Log() {
+		if r.Session == session && r.Kind == zkfake.RecordSession && (r.Op == "expireSession" || r.Op == "closeSession") {
+			return h.stepAt(r.Time.Sub(h.start))
+		}
+	}
+	return 0
+}
+
+// otherHolder says who else holds the lock as s writes: ", while client N
+// had held since step M with token T", or nothing.
+func (h *harness) otherHolder(s *slot) string {
+	live := h.liveSessions()
+	for _, o := range h.slots {
+		if o == s || !o.inCS || !live[o.holdSession] {
+			continue
+		}
+		step, token := h.holdSince(o.inc)
+		return fmt.Sprintf(", while %s had held since step %d%s", o.name(), step, withToken(token))
+	}
+	return ""
+}
