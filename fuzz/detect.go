@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/zksim/zksim/zkfake"
 )
 
@@ -16,95 +17,191 @@ var writeOps = map[string]bool{
 }
 
 // herdDetector reads the server's log for changes that woke more than one
-// waiter. The server delivers a change's watch events right after the
-// change, so the deliveries that follow a write, an expiry or a close (with
-// its zxid) are what that one change woke. The session that made the change
-// does not count, nor the owner of a node hearing of its own node: only
-// other sessions, which are waiting for the lock, and among them only those
-// whose locker took the event (see gatedConn.forward).
+// waiter. Each watch event the server delivered is put down to the change
+// that fired it, and the detector counts, per change and path, the waiters
+// it woke. Most events follow their change at once and carry its zxid;
+// some come late and must still be counted: a lagging follower delivers
+// them, with the change's zxid, when it catches up, and a client that
+// reconnects hears at once of every watched node that changed since the
+// last zxid it saw (setWatches), with the server's zxid of the moment. So
+// an event is put down to the change of its zxid if that change touched
+// its path, and otherwise to the last change that did.
+//
+// The session that made the change does not count, nor the owner of a node
+// hearing of its own node: only other sessions, which are waiting for the
+// lock, and among them only those whose locker took the event (see
+// gatedConn.forward).
 type herdDetector struct {
 	h       *harness
-	trigger *zkfake.Record
-	woken   map[string][]int64 // path → sessions woken by the trigger
-	owner   map[string]int64   // node → the session that created it
-	nodes   map[int64]int      // session → how many nodes it has
+	changes map[int64]*change  // zxid → the change that took it
+	touched map[string]*change // path → the last change to the node, or (key+"/") to its children
+	owner   map[string]int64   // lock node → the session that created it
+	nodes   map[int64]int      // session → how many lock nodes it has
+	eph     map[string]int64   // ephemeral node → its owner
+}
+
+// change is one write or session end, and the waiters it woke.
+type change struct {
+	rec   zkfake.Record
+	step  int                // the story's number for the step it happened in
+	paths map[string]bool    // what it touched: nodes, and parents (path+"/") whose children changed
+	woken map[string][]waker // path → the waiters it woke there
+}
+
+// waker is one waiter a change woke.
+type waker struct {
+	session int64
+	step    int  // the step the event reached it in
+	late    bool // after the change's own instant
 }
 
 func newHerdDetector(h *harness) *herdDetector {
-	return &herdDetector{h: h, owner: map[string]int64{}, nodes: map[int64]int{}}
+	return &herdDetector{h: h, changes: map[int64]*change{}, touched: map[string]*change{},
+		owner: map[string]int64{}, nodes: map[int64]int{}, eph: map[string]int64{}}
 }
 
 // forget drops a deleted node from the books.
 func (d *herdDetector) forget(path string) {
+	delete(d.eph, path)
 	if s, ok := d.owner[path]; ok {
 		delete(d.owner, path)
 		d.nodes[s]--
 	}
 }
 
-// observe takes the next record of the log and returns a description of a
-// herd, if this record completes one.
-func (d *herdDetector) observe(r zkfake.Record) string {
+// parentOf returns the key under which changes to path's parent's
+// children are filed.
+func parentOf(path string) string {
+	i := strings.LastIndexByte(path, '/')
+	if i <= 0 {
+		return "//"
+	}
+	return path[:i] + "/"
+}
+
+// touch files c as the last change to path (a node, or with a trailing
+// slash a node's children).
+func (d *herdDetector) touch(c *change, path string) {
+	c.paths[path] = true
+	d.touched[path] = c
+}
+
+// ephemeral reports whether a create's input asked for an ephemeral node.
+func ephemeral(input string) bool {
+	var flags int32
+	if _, err := fmt.Sscanf(input, "flags=%d", &flags); err != nil {
+		return false
+	}
+	return flags&zk.FlagEphemeral != 0
+}
+
+// observe takes the next record of the log, filed in story step step (its
+// number), and returns a description of a herd if this record completes
+// one.
+func (d *herdDetector) observe(r zkfake.Record, step int) string {
 	switch r.Kind {
 	case zkfake.RecordOp:
-		if !writeOps[r.Op] {
-			d.trigger = nil
+		if !writeOps[r.Op] || r.Err != nil {
 			return ""
 		}
-		switch {
-		case r.Err != nil:
-		case r.Op == "create" && strings.HasPrefix(r.Result, lockPath+"/"):
-			d.owner[r.Result] = r.Session
-			d.nodes[r.Session]++
-		case r.Op == "delete":
-			d.forget(r.Path)
-		}
-		d.start(r)
-	case zkfake.RecordSession:
-		if r.Op == "expireSession" || r.Op == "closeSession" {
-			for path, s := range d.owner {
-				if s == r.Session {
-					d.forget(path)
-				}
+		c := d.begin(r, step)
+		switch r.Op {
+		case "create", "createContainer", "createTTL":
+			d.touch(c, r.Result)
+			d.touch(c, parentOf(r.Result))
+			if ephemeral(r.Input) {
+				d.eph[r.Result] = r.Session
 			}
-			d.start(r)
-		} else {
-			d.trigger = nil
+			if strings.HasPrefix(r.Result, lockPath+"/") {
+				d.owner[r.Result] = r.Session
+				d.nodes[r.Session]++
+			}
+		case "delete", "reap":
+			d.touch(c, r.Path)
+			d.touch(c, parentOf(r.Path))
+			d.forget(r.Path)
+		case "setData", "setACL":
+			d.touch(c, r.Path)
+		default:
+			// A multi: its parts are not in the log; only the events that
+			// carry its zxid are put down to it.
+			c.paths = nil
+		}
+	case zkfake.RecordSession:
+		if r.Op != "expireSession" && r.Op != "closeSession" {
+			return ""
+		}
+		c := d.begin(r, step)
+		var gone []string
+		for path, s := range d.eph {
+			if s == r.Session {
+				gone = append(gone, path)
+			}
+		}
+		sort.Strings(gone)
+		for _, path := range gone {
+			d.touch(c, path)
+			d.touch(c, parentOf(path))
+			d.forget(path)
 		}
 	case zkfake.RecordWatch:
-		t := d.trigger
-		// Only a waiter counts: a session with a node in the queue, whose
-		// locker took the event.
-		if t == nil || r.Zxid != t.Zxid || r.Session == t.Session || d.owner[r.Path] == r.Session ||
-			d.nodes[r.Session] == 0 || !d.h.taken[delivery{session: r.Session, path: r.Path, at: r.Time}] {
-			return ""
-		}
-		woken := d.woken[r.Path]
-		for _, s := range woken {
-			if s == r.Session {
-				return ""
-			}
-		}
-		woken = append(woken, r.Session)
-		d.woken[r.Path] = woken
-		if len(woken) == 2 {
-			return fmt.Sprintf("%s woke %s and %s at once (%s %s): a waiter should wait for one node, the one just ahead of it",
-				d.describeTrigger(), d.h.client(woken[0]), d.h.client(woken[1]), strings.TrimPrefix(r.Op, "Event"), r.Path)
-		}
-	default:
-		d.trigger = nil
+		return d.wake(r, step)
 	}
 	return ""
 }
 
-func (d *herdDetector) start(r zkfake.Record) {
-	rec := r
-	d.trigger = &rec
-	d.woken = map[string][]int64{}
+// begin files a change.
+func (d *herdDetector) begin(r zkfake.Record, step int) *change {
+	c := &change{rec: r, step: step, paths: map[string]bool{}, woken: map[string][]waker{}}
+	d.changes[r.Zxid] = c
+	return c
 }
 
-func (d *herdDetector) describeTrigger() string {
-	t := d.trigger
+// cause returns the change that fired watch event r.
+func (d *herdDetector) cause(r zkfake.Record) *change {
+	key := r.Path
+	if r.Op == zk.EventNodeChildrenChanged.String() {
+		key = r.Path + "/"
+	}
+	if c := d.changes[r.Zxid]; c != nil && (c.paths == nil || c.paths[key]) {
+		return c
+	}
+	return d.touched[key]
+}
+
+// wake counts a delivered watch event against its change.
+func (d *herdDetector) wake(r zkfake.Record, step int) string {
+	c := d.cause(r)
+	// Only a waiter counts: a session with a node in the queue, whose
+	// locker took the event.
+	if c == nil || r.Session == c.rec.Session || d.owner[r.Path] == r.Session ||
+		d.nodes[r.Session] == 0 || !d.h.taken[delivery{session: r.Session, path: r.Path, at: r.Time}] {
+		return ""
+	}
+	woken := c.woken[r.Path]
+	for _, w := range woken {
+		if w.session == r.Session {
+			return ""
+		}
+	}
+	woken = append(woken, waker{session: r.Session, step: step, late: r.Time.After(c.rec.Time)})
+	c.woken[r.Path] = woken
+	if len(woken) != 2 {
+		return ""
+	}
+	return fmt.Sprintf("%s at step %d woke %s and %s (%s %s): a waiter should wait for one node, the one just ahead of it",
+		d.describe(c), c.step, d.describeWaker(woken[0]), d.describeWaker(woken[1]), strings.TrimPrefix(r.Op, "Event"), r.Path)
+}
+
+func (d *herdDetector) describeWaker(w waker) string {
+	if w.late {
+		return fmt.Sprintf("%s (late, at step %d)", d.h.client(w.session), w.step)
+	}
+	return d.h.client(w.session)
+}
+
+func (d *herdDetector) describe(c *change) string {
+	t := c.rec
 	switch t.Op {
 	case "expireSession":
 		return fmt.Sprintf("the expiry of %s's session %#x", d.h.client(t.Session), t.Session)

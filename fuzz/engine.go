@@ -38,6 +38,10 @@ type engine struct {
 	// countOnly makes the property count every case's faults and look for
 	// nothing: tests of what the schedules draw use it.
 	countOnly bool
+	// lagFromStart makes every case run on an ensemble of three whose
+	// followers lag from the start (until the schedule or the wind-down
+	// catches them up): tests of late watch events use it.
+	lagFromStart bool
 }
 
 func newEngine(newLocker NewLocker, cfg Config) *engine {

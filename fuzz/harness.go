@@ -275,7 +275,7 @@ func runCase(t *rapid.T, e *engine) *caseResult {
 	// A case runs on one server or on an ensemble of three, whose two
 	// followers can lag.
 	members := 1
-	if rapid.Bool().Draw(t, "ensemble of three") {
+	if rapid.Bool().Draw(t, "ensemble of three") || e.lagFromStart {
 		members = 3
 	}
 	// Which clients have long sessions, which can outlive a partition the
@@ -307,6 +307,13 @@ func runCase(t *rapid.T, e *engine) *caseResult {
 		where = fmt.Sprintf("an ensemble of %d (sessions go to its members in turn)", members)
 	}
 	h.begin(fmt.Sprintf("%d clients start on %s, each with a session of its own%s, and loop: Lock, critical section%s, Unlock", clients, where, describeLong(long), map[bool]string{true: " (writing to a fenced resource)", false: ""}[fencing]))
+	if e.lagFromStart {
+		for member := 1; member < members; member++ {
+			h.note("follower %d lags from the start", member)
+			h.srv.SetLagging(member, true)
+			h.lagging[member] = true
+		}
+	}
 	for i := 0; i < clients; i++ {
 		base := baseTimeout
 		if long[i] {

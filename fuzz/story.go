@@ -99,7 +99,7 @@ func (h *harness) tell(log []zkfake.Record) {
 		}
 		st := h.story[i]
 		st.records = append(st.records, r)
-		if msg := herd.observe(r); msg != "" && h.finding == nil {
+		if msg := herd.observe(r, i+1); msg != "" && h.finding == nil {
 			h.finding = &Finding{Detector: Herd, Summary: stable(msg)}
 			st.verdict = "✗ herd: " + h.finding.Summary
 		}

@@ -1,0 +1,84 @@
+package fuzz
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zksim/zksim/zkfake"
+	"pgregory.net/rapid"
+)
+
+// TestHerdAttributesLateWakeups feeds the herd detector a log in which one
+// release wakes two waiters, one of them late, and checks that the late
+// wakeup is put down to the release: delivered by a follower that caught
+// up (with the release's zxid, after other records), or fired on
+// reconnect (setWatches, with the zxid of that moment).
+func TestHerdAttributesLateWakeups(t *testing.T) {
+	t0 := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	queue := []zkfake.Record{
+		{Kind: zkfake.RecordOp, Session: 1, Zxid: 1, Op: "create", Path: "/lock/n-", Input: "flags=3 data=\"\"", Result: "/lock/n-0000000000", Time: t0},
+		{Kind: zkfake.RecordOp, Session: 2, Zxid: 2, Op: "create", Path: "/lock/n-", Input: "flags=3 data=\"\"", Result: "/lock/n-0000000001", Time: t0},
+		{Kind: zkfake.RecordOp, Session: 3, Zxid: 3, Op: "create", Path: "/lock/n-", Input: "flags=3 data=\"\"", Result: "/lock/n-0000000002", Time: t0},
+		// The release: client 2 hears of it at once.
+		{Kind: zkfake.RecordOp, Session: 1, Zxid: 4, Op: "delete", Path: "/lock/n-0000000000", Time: t0.Add(time.Second)},
+		{Kind: zkfake.RecordWatch, Session: 2, Zxid: 4, Op: "EventNodeChildrenChanged", Path: "/lock", Time: t0.Add(time.Second)},
+		// Other things happen: a read, a write elsewhere.
+		{Kind: zkfake.RecordOp, Session: 2, Zxid: 4, Op: "getChildren", Path: "/lock", Time: t0.Add(2 * time.Second)},
+		{Kind: zkfake.RecordOp, Session: 2, Zxid: 5, Op: "setData", Path: "/elsewhere", Time: t0.Add(2 * time.Second)},
+	}
+	late := map[string]zkfake.Record{
+		// A follower catches up and delivers the release's event.
+		"a follower catching up": {Kind: zkfake.RecordWatch, Session: 3, Zxid: 4, Op: "EventNodeChildrenChanged", Path: "/lock", Time: t0.Add(3 * time.Second)},
+		// Client 3 reconnects; its watch fires at once, with today's zxid.
+		"a reconnect": {Kind: zkfake.RecordWatch, Session: 3, Zxid: 5, Op: "EventNodeChildrenChanged", Path: "/lock", Time: t0.Add(3 * time.Second)},
+	}
+	for how, r := range late {
+		t.Run(how, func(t *testing.T) {
+			h := &harness{taken: map[delivery]bool{}, sessions: map[int64]string{1: "client 1", 2: "client 2", 3: "client 3"}}
+			log := append(append([]zkfake.Record(nil), queue...), r)
+			for _, r := range log {
+				if r.Kind == zkfake.RecordWatch {
+					h.taken[delivery{session: r.Session, path: r.Path, at: r.Time}] = true
+				}
+			}
+			d := newHerdDetector(h)
+			var found string
+			for i, r := range log {
+				if msg := d.observe(r, i+1); msg != "" {
+					found = msg
+				}
+			}
+			want := "client 1's delete /lock/n-0000000000 at step 4 woke client 2 and client 3 (late, at step 8)"
+			if !strings.HasPrefix(found, want) {
+				t.Fatalf("got %q, want it to begin %q", found, want)
+			}
+		})
+	}
+}
+
+// TestHerdWithLaggingFollowers runs the herd mutant (waiters watch the
+// whole children list) on ensembles whose followers lag from the start, so
+// that the waiters connected to them hear of releases late: the herd must
+// still be found, and some of it late.
+func TestHerdWithLaggingFollowers(t *testing.T) {
+	m, _ := MutantByName("herd")
+	lateSeen := false
+	for seed := uint64(1); seed <= 5; seed++ {
+		e := newEngine(m.New, Config{}.normalized())
+		e.survey, e.lagFromStart = true, true
+		withRapid(t, 60, seed, func() { rapid.Check(t, e.property) })
+		f := e.lastFinding()
+		if f == nil {
+			t.Fatalf("seed %d: the herd was not found in 60 cases with lagging followers", seed)
+		}
+		if f.Detector != Herd {
+			t.Fatalf("seed %d: found by %s, want herd: %s", seed, f.Detector, f.Summary)
+		}
+		lateSeen = lateSeen || strings.Contains(f.Summary, "(late, at step")
+		t.Logf("seed %d, after %d cases: %s", seed, e.firstFail.Load(), f.Summary)
+	}
+	if !lateSeen {
+		t.Error("no herd found with a late wakeup")
+	}
+}
