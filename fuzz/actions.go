@@ -28,6 +28,8 @@ const (
 	actCrash                         // a client's process crashes and a new one takes its place
 	actLag                           // a follower starts lagging: its sessions read stale data
 	actCatchUp                       // a lagging follower catches up
+	actClose                         // a client's process closes its Conn, calls Unlock and Lock once more, and ends
+	actCancel                        // a client's waiting Lock is cancelled
 	numActionKinds
 )
 
@@ -45,6 +47,8 @@ var actionWeights = [numActionKinds]int{
 	actCrash:       3,
 	actLag:         2,
 	actCatchUp:     2,
+	actClose:       2,
+	actCancel:      3,
 }
 
 // noticeStep is the step in which time passes while a heal or a thaw
@@ -107,12 +111,22 @@ func (a action) GoString() string {
 	c := fmt.Sprintf("client %d", a.client+1)
 	switch a.kind {
 	case actMove:
+		if w := how(a.span); w != howPlain && w < numHows {
+			return c + " moves, " + w.String()
+		}
 		return c + " moves"
+	case actClose:
+		return c + " closes its Conn"
+	case actCancel:
+		return c + " cancels its Lock"
 	case actAdvance:
 		return "time passes " + advances[a.span].String()
 	case actLoseRequest:
 		return c + " moves; its request is lost"
 	case actLoseReply:
+		if a.span > 0 {
+			return fmt.Sprintf("%s moves; its reply is lost, and it reconnects to member %d", c, a.span)
+		}
 		return c + " moves; its reply is lost"
 	case actPartition:
 		return c + " is partitioned"
@@ -152,6 +166,15 @@ func actionGen(n int) *rapid.Generator[action] {
 		}
 		a := action{kind: kind, client: rapid.IntRange(0, n-1).Draw(t, "client")}
 		switch kind {
+		case actMove:
+			a.span = rapid.IntRange(0, int(howDraws)-1).Draw(t, "how")
+		case actLoseReply:
+			// Which member of an ensemble the client reconnects to: 0 is
+			// the one it was on. go-zookeeper learns zxids only from the
+			// replies it reads, so after a lost reply it may land on a
+			// follower that has not applied the write yet, and see the
+			// write only later.
+			a.span = rapid.IntRange(0, 2).Draw(t, "reconnect to")
 		case actAdvance:
 			a.span = rapid.IntRange(0, len(advances)-1).Draw(t, "span")
 		case actHeal:
@@ -173,14 +196,39 @@ func (h *harness) apply(a action) {
 	inc := s.inc
 	switch a.kind {
 	case actMove:
+		h.how = how(a.span)
 		h.move(s, nil)
+		h.how = howPlain
+	case actClose:
+		if inc.partitioned || inc.paused || inc.closed {
+			h.move(s, nil)
+			return
+		}
+		h.begin(fmt.Sprintf("%s's process closes its Conn (session %#x); it goes on to Unlock if it holds, and to one more Lock", s.name(), inc.conn.SessionID()))
+		inc.conn.Close()
+		inc.closed, inc.closedStep = true, h.cur.index
+		h.fault(inc, "close", "Conn closed")
+		h.settle()
+	case actCancel:
+		// Not the one Lock of a process whose Conn is closed: it must
+		// fail by itself.
+		o := h.find(s, func(i *incarnation) bool { return i.slot.phase == phaseLocking && !i.closed })
+		if o == nil {
+			h.move(s, nil)
+			return
+		}
+		h.begin(fmt.Sprintf("%s cancels its Lock", o.name()))
+		o.inc.cancelWaitingLock()
+		h.settle()
 	case actAdvance:
 		h.begin(fmt.Sprintf("time passes %v", advances[a.span]))
 		h.advance(advances[a.span])
 	case actLoseRequest:
 		h.move(s, &zkfake.ReplyLoss{Applied: false})
 	case actLoseReply:
+		h.reconnectTo = a.span
 		h.move(s, &zkfake.ReplyLoss{Applied: true})
+		h.reconnectTo = 0
 	case actPartition:
 		if inc.partitioned || inc.paused {
 			h.move(s, nil)
@@ -306,6 +354,10 @@ func (h *harness) move(s *slot, loss *zkfake.ReplyLoss) {
 	rule.SessionID, rule.Nth = o.inc.conn.SessionID(), 1
 	remove := h.srv.LoseReplies(rule)
 	h.fault(o.inc, linearizability.FaultLostReply, where)
+	if m := h.reconnectTo; m > 0 && h.members > 1 && m%h.members != o.inc.conn.Member() {
+		o.inc.conn.ReconnectTo(m % h.members)
+		h.note("%s's next reconnect goes to member %d%s", o.name(), m%h.members, map[bool]string{true: ", which lags", false: ""}[h.lagging[m%h.members]])
+	}
 	if loss.Applied {
 		h.tally.LostReplies++
 	} else {

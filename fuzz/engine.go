@@ -35,6 +35,10 @@ type engine struct {
 	// every case after the first finding: tests that measure how soon a
 	// campaign finds something use it.
 	survey bool
+	// surveyFor, in a survey, counts only the findings it accepts: a
+	// mutant whose mistake shows in more than one way is measured by the
+	// way it is meant to be found.
+	surveyFor func(*Finding) bool
 	// countOnly makes the property count every case's faults and look for
 	// nothing: tests of what the schedules draw use it.
 	countOnly bool
@@ -74,11 +78,15 @@ func (e *engine) property(t *rapid.T) {
 	if e.countOnly {
 		return
 	}
+	// A case stuck or leaky may also have broken mutual exclusion on the
+	// way there: that finding, the worse, is the one reported.
 	f := c.finding
-	if f == nil {
-		f = c.checkHistory()
+	if f == nil || f.Detector == Liveness || f.Detector == Leak {
+		if g := c.checkHistory(); g != nil {
+			f = g
+		}
 	}
-	if f == nil {
+	if f == nil || e.survey && e.surveyFor != nil && !e.surveyFor(f) {
 		return
 	}
 	e.failures.Add(1)

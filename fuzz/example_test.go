@@ -25,6 +25,11 @@ func ExampleMutants() {
 	// wrong-unlock: mutual-exclusion
 	// plain-retry: liveness
 	// spin: herd
+	// reenter-failed-unlock: mutual-exclusion
+	// sequence-wrap: mutual-exclusion
+	// closed-retry: liveness
+	// forget-guid: liveness
+	// listing-order: mutual-exclusion
 }
 
 // A test of a lock of your own: any type with Lock(ctx) and Unlock(), made

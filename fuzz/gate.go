@@ -24,12 +24,14 @@ import (
 type point uint8
 
 const (
-	noPoint       point = iota // the request is a call to the server
-	pointLock                  // about to call Lock
-	pointLocked                // Lock returned (err set)
-	pointWrite                 // holding: about to write to the protected resource
-	pointUnlock                // leaving the critical section: about to call Unlock
-	pointUnlocked              // Unlock returned (err set)
+	noPoint        point = iota // the request is a call to the server
+	pointLock                   // about to call Lock
+	pointLocked                 // Lock returned (err set)
+	pointWrite                  // holding: about to write to the protected resource
+	pointUnlock                 // leaving the critical section: about to call Unlock
+	pointUnlocked               // Unlock returned (err set)
+	pointReentered              // holding: a reentrant Lock returned (err set)
+	pointReleft                 // holding: the reentrant Unlock returned (err set)
 )
 
 func (p point) String() string {
@@ -44,6 +46,10 @@ func (p point) String() string {
 		return "unlock"
 	case pointUnlocked:
 		return "unlocked"
+	case pointReentered:
+		return "reentered"
+	case pointReleft:
+		return "releft"
 	}
 	return "call"
 }
@@ -59,8 +65,13 @@ type request struct {
 	// when Lock returned.
 	session int64
 	token   int64
-	step    int // the story step in which the harness granted it
-	at      time.Time
+	// how is the way the client takes the step the harness grants at a
+	// point (see how); at pointLocked, the way Lock was called, and got
+	// whether it took the lock (a TryLock may not).
+	how  how
+	got  bool
+	step int // the story step in which the harness granted it
+	at   time.Time
 	// grant receives true to go on, false to stop (a point of a client
 	// that is told to stop or has crashed).
 	grant chan bool

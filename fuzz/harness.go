@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -114,9 +116,20 @@ type slot struct {
 	lastDone    time.Time // when it returned
 	lastSig     [2]int    // the server's state then: writes so far, nodes
 	lastSession int64
+
+	// callSessions are the sessions the client has had since its Lock or
+	// TryLock in progress began.
+	callSessions []int64
 }
 
 func (s *slot) name() string { return fmt.Sprintf("client %d", s.id+1) }
+
+// noteCallSession adds a session the client has during its Lock call.
+func (s *slot) noteCallSession(id int64) {
+	if id != 0 && !slices.Contains(s.callSessions, id) {
+		s.callSessions = append(s.callSessions, id)
+	}
+}
 
 // incarnation is one process of a client: its connection, its locker and
 // the goroutine running its loop.
@@ -146,6 +159,17 @@ type incarnation struct {
 	paused         bool
 	partitionFault int // index in faults of the open partition or pause
 	exited         bool
+	// closed: the process closed its Conn, in step closedStep;
+	// it makes one more Lock at most and then ends (a new process takes its
+	// place). locksAfterClose counts them.
+	closed          bool
+	closedStep      int
+	locksAfterClose int
+	// callsAfterClose counts the requests made on the Conn once closed.
+	callsAfterClose int
+
+	// cancelLock cancels the Lock in progress; guarded by mu.
+	cancelLock context.CancelFunc
 }
 
 // run is the client loop: Lock, critical section, Unlock, again and again,
@@ -161,37 +185,61 @@ func (inc *incarnation) run(newLocker NewLocker) {
 	}()
 	inc.locker = newLocker(inc.gated, lockPath)
 	for {
-		if !inc.wait(&request{point: pointLock}) {
+		lock := &request{point: pointLock}
+		if !inc.wait(lock) {
 			return
 		}
-		err := inc.locker.Lock(inc.ctx)
+		got, err := inc.lock(lock.how)
 		// What the hold is — its session, its token — is read the
 		// moment Lock returns: by the time the harness lets the client
 		// on, the session may have expired and been replaced.
-		locked := &request{point: pointLocked, err: err, session: inc.conn.SessionID()}
-		if f, ok := inc.locker.(Fencer); ok && err == nil {
+		locked := &request{point: pointLocked, err: err, got: got, how: lock.how, session: inc.conn.SessionID()}
+		if f, ok := inc.locker.(Fencer); ok && got {
 			locked.token = f.Token()
 		}
 		if !inc.wait(locked) {
 			return
 		}
-		if err != nil {
+		if !got {
 			continue
 		}
 		if inc.fencing && !inc.wait(&request{point: pointWrite}) {
 			return
 		}
-		if !inc.wait(&request{point: pointUnlock}) {
-			return
-		}
-		for attempt := 1; ; attempt++ {
-			err := inc.locker.Unlock()
-			if !inc.wait(&request{point: pointUnlocked, err: err}) {
+		unlock := &request{point: pointUnlock}
+		for {
+			if !inc.wait(unlock) {
 				return
 			}
-			if err == nil || attempt == unlockAttempts || releaseSettled(err) {
+			if unlock.how != howReenter {
 				break
 			}
+			// Still holding: a reentrant Lock and Unlock pair, as nested
+			// code that takes the same lock does.
+			err := inc.locker.Lock(inc.ctx)
+			if !inc.wait(&request{point: pointReentered, err: err}) {
+				return
+			}
+			err = inc.locker.Unlock()
+			if !inc.wait(&request{point: pointReleft, err: err}) {
+				return
+			}
+			unlock = &request{point: pointUnlock}
+		}
+		w := unlock.how
+		for attempt := 1; ; attempt++ {
+			err := inc.unlock(w)
+			unlocked := &request{point: pointUnlocked, err: err, how: w}
+			if !inc.wait(unlocked) {
+				return
+			}
+			// The harness says, with how, whether a failed Unlock is
+			// tried again (and how) or left pending while the client
+			// moves on to its next Lock.
+			if err == nil || attempt == unlockAttempts || releaseSettled(err) || unlocked.how == howGiveUp {
+				break
+			}
+			w = unlocked.how
 		}
 	}
 }
@@ -217,6 +265,12 @@ type harness struct {
 	story   []*step
 	cur     *step
 	finding *Finding
+	// how is the way the client the current move lets go takes its step
+	// (plain outside moves).
+	how how
+	// reconnectTo is the member a client whose reply the current move
+	// loses reconnects to (0: the one it is on).
+	reconnectTo int
 
 	ops       []linearizability.Operation
 	faults    []linearizability.Fault
@@ -284,6 +338,16 @@ func runCase(t *rapid.T, e *engine) *caseResult {
 	for i := range long {
 		long[i] = rapid.Bool().Draw(t, fmt.Sprintf("client %d's session is long", i+1))
 	}
+	// The lock directory's sequence counter starts at zero, or a few
+	// creates before a place where ZooKeeper's names change shape: the
+	// int32 wrap ("2147483647", then "-2147483648"), the width of "%010d"
+	// ("-1000000000", then "-999999999"), the sign ("-000000001", then
+	// "0000000000").
+	sequence := int32(0)
+	if near := rapid.IntRange(0, 3).Draw(t, "sequence counter near"); near > 0 {
+		k := int32(rapid.IntRange(0, 6).Draw(t, "creates before the change"))
+		sequence = [...]int32{0, math.MaxInt32 - k, -1000000000 - k, -1 - k}[near]
+	}
 	// rapid draws a slice's length with a small mean; the schedule's length
 	// is drawn on its own so that long schedules are common too.
 	n := rapid.IntRange(1, cfg.Steps).Draw(t, "steps")
@@ -292,7 +356,7 @@ func runCase(t *rapid.T, e *engine) *caseResult {
 	h := &harness{
 		e:         e,
 		t:         t,
-		srv:       zkfake.NewServer(zkfake.WithSeed(seed), zkfake.WithTickTime(tickTime), zkfake.WithEnsemble(members)),
+		srv:       zkfake.NewServer(zkfake.WithSeed(seed), zkfake.WithTickTime(tickTime), zkfake.WithEnsemble(members), zkfake.WithShuffledChildren()),
 		members:   members,
 		lagging:   map[int]bool{},
 		taken:     map[delivery]bool{},
@@ -307,6 +371,9 @@ func runCase(t *rapid.T, e *engine) *caseResult {
 		where = fmt.Sprintf("an ensemble of %d (sessions go to its members in turn)", members)
 	}
 	h.begin(fmt.Sprintf("%d clients start on %s, each with a session of its own%s, and loop: Lock, critical section%s, Unlock", clients, where, describeLong(long), map[bool]string{true: " (writing to a fenced resource)", false: ""}[fencing]))
+	if sequence != 0 {
+		h.startSequence(sequence)
+	}
 	if e.lagFromStart {
 		for member := 1; member < members; member++ {
 			h.note("follower %d lags from the start", member)
@@ -339,6 +406,24 @@ func runCase(t *rapid.T, e *engine) *caseResult {
 	}
 	h.teardown()
 	return h.result()
+}
+
+// startSequence makes the lock's directory and starts its sequence
+// counter at n, through a session of the harness's own that it closes
+// again.
+func (h *harness) startSequence(n int32) {
+	admin, _, err := h.srv.Connect(baseTimeout)
+	if err == nil {
+		_, err = admin.Create(lockPath, nil, 0, zk.WorldACL(zk.PermAll))
+	}
+	if err == nil {
+		err = h.srv.SetSequence(lockPath, n)
+	}
+	if err != nil {
+		panic(fmt.Sprintf("zkfuzz: starting %s's sequence counter at %d: %v", lockPath, n, err))
+	}
+	admin.Close()
+	h.note("%s is made, its sequence counter set to %d", lockPath, n)
 }
 
 // describeLong says which clients have long sessions.
@@ -417,6 +502,9 @@ func (h *harness) settle() {
 			h.onCompletion(s, c)
 		}
 		h.noteSession(inc)
+		if s.phase == phaseLocking {
+			s.noteCallSession(inc.conn.SessionID())
+		}
 	}
 	for _, inc := range h.incs {
 		inc.mu.Lock()
@@ -531,6 +619,7 @@ func (h *harness) grant(s *slot, r *request) {
 	inc.take(r)
 	r.step = h.cur.index
 	if r.point == noPoint {
+		h.checkClosedConn(s)
 		h.checkPoll(s, r)
 		h.note("%s: %s", s.name(), describeCall(r))
 		r.grant <- true
@@ -551,10 +640,24 @@ func (h *harness) onPoint(s *slot, r *request) bool {
 			h.note("%s is done and stops", s.name())
 			return false
 		}
+		if inc.closed && inc.locksAfterClose > 0 {
+			h.note("%s's process, its Conn closed, ends; a new process takes its place with a session of its own", s.name())
+			h.spawn(s)
+			return false
+		}
+		r.how = inc.lockFor(h.how)
+		if inc.closed {
+			// The one Lock after the Close has no deadline of its own:
+			// it must fail at once all the same.
+			inc.locksAfterClose++
+			r.how = howPlain
+		}
+		s.callSessions = s.callSessions[:0]
+		s.noteCallSession(inc.conn.SessionID())
 		s.phase = phaseLocking
 		s.acquireCall = h.stamp()
 		s.polls, s.lastOK = 0, false
-		h.note("%s calls Lock", s.name())
+		h.note("%s calls %s", s.name(), r.how.lockCall())
 
 	case pointLocked:
 		// Lock returned when the client registered this point, at the
@@ -562,9 +665,33 @@ func (h *harness) onPoint(s *slot, r *request) bool {
 		s.phase = phaseIdle
 		ret := h.stampEnd(r.at)
 		in := linearizability.MutexInput{Op: linearizability.Acquire, Lock: lockPath, Session: r.session}
-		if r.err != nil {
+		if r.how == howTry && r.err == nil {
+			in.Op = linearizability.TryLock
+		}
+		// A Lock or TryLock may have held the lock for a while, and let
+		// it go again, before it returned: its node was first in the
+		// queue (and another's TryLock rightly found the lock taken), and
+		// then the call gave up, or its session expired and it queued
+		// again with the next. So for each session the client had during
+		// the call, other than the one that holds at the end, there is an
+		// acquisition and a release of unknown outcome within the call.
+		s.noteCallSession(r.session)
+		for _, id := range s.callSessions {
+			// A TryLock that found the lock taken never had its node
+			// first in its last session.
+			if id == r.session && (r.got || r.how == howTry && r.err == nil) {
+				continue
+			}
+			h.recordWithin(inc, s.acquireCall, ret, linearizability.MutexInput{Op: linearizability.Acquire, Lock: lockPath, Session: id})
+			h.recordWithin(inc, s.acquireCall, ret, linearizability.MutexInput{Op: linearizability.Release, Lock: lockPath, Session: id})
+		}
+		switch {
+		case r.err != nil:
+			h.note("%s's %s fails: %v", s.name(), r.how.lockCall(), r.err)
+			return true
+		case !r.got:
 			h.record(inc, s.acquireCall, ret, in, linearizability.MutexOutput{})
-			h.note("%s's Lock fails: %v", s.name(), r.err)
+			h.note("%s's TryLock finds the lock taken", s.name())
 			return true
 		}
 		h.record(inc, s.acquireCall, ret, in, linearizability.MutexOutput{OK: true, Token: r.token})
@@ -577,10 +704,32 @@ func (h *harness) onPoint(s *slot, r *request) bool {
 		h.write(s)
 
 	case pointUnlock:
+		r.how = inc.unlockFor(h.how)
+		if r.how == howReenter && !inc.closed {
+			h.note("%s, still in its critical section, calls Lock again on the handle that holds the lock", s.name())
+			return true
+		}
+		if r.how == howReenter {
+			r.how = howPlain
+		}
 		s.inCS = false
 		s.phase, s.unlockAttempts = phaseUnlocking, 0
 		s.releaseCall = h.stamp()
-		h.note("%s leaves its critical section and calls Unlock", s.name())
+		h.note("%s leaves its critical section and calls %s", s.name(), r.how.unlockCall())
+
+	case pointReentered:
+		if r.err != nil {
+			h.note("%s's reentrant Lock fails: %v; it calls Unlock for it all the same", s.name(), r.err)
+		} else {
+			h.note("%s's reentrant Lock returns; it calls Unlock for it", s.name())
+		}
+
+	case pointReleft:
+		if r.err != nil {
+			h.note("%s's Unlock of the reentrant Lock fails: %v", s.name(), r.err)
+		} else {
+			h.note("%s's Unlock of the reentrant Lock returns, and the client is still in its critical section", s.name())
+		}
 
 	case pointUnlocked:
 		// A client retries an Unlock that failed without saying the hold
@@ -590,19 +739,26 @@ func (h *harness) onPoint(s *slot, r *request) bool {
 		// error leaves the outcome open even when it says the hold was
 		// lost (ErrLockLost): a Delete whose reply was lost may have
 		// released the lock just before the session expired, and the
-		// client cannot tell which.
+		// client cannot tell which. A client may also leave a failed
+		// release pending and go on to its next Lock, as a caller that
+		// ignores Unlock's error does; the outcome is then open too.
 		ret := h.stampEnd(r.at)
 		in := linearizability.MutexInput{Op: linearizability.Release, Lock: lockPath, Session: s.holdSession}
 		s.unlockAttempts++
 		switch {
 		case r.err == nil:
 			h.record(inc, s.releaseCall, ret, in, linearizability.MutexOutput{OK: true})
-			h.note("%s's Unlock returns", s.name())
+			h.note("%s's %s returns", s.name(), r.how.unlockCall())
 		case releaseSettled(r.err):
 			h.record(inc, s.releaseCall, ret, in, nil)
-			h.note("%s's Unlock says the hold was gone: %v", s.name(), r.err)
+			h.note("%s's %s says the hold was gone: %v", s.name(), r.how.unlockCall(), r.err)
+		case h.how != howPlain && h.how < numHows || inc.closed:
+			h.record(inc, s.releaseCall, ret, in, nil)
+			h.note("%s's %s fails: %v; the client leaves the release pending and moves on", s.name(), r.how.unlockCall(), r.err)
+			r.how = howGiveUp
 		case s.unlockAttempts < unlockAttempts:
-			h.note("%s's Unlock fails, and the client tries again: %v", s.name(), r.err)
+			h.note("%s's %s fails, and the client calls Unlock again: %v", s.name(), r.how.unlockCall(), r.err)
+			r.how = howPlain
 			return true
 		default:
 			h.record(inc, s.releaseCall, ret, in, nil)
@@ -686,6 +842,12 @@ func (h *harness) record(inc *incarnation, call, ret int64, in linearizability.M
 		op.Return = linearizability.Never
 	}
 	h.ops = append(h.ops, op)
+}
+
+// recordWithin adds an operation of unknown outcome that took effect, if
+// at all, between call and ret.
+func (h *harness) recordWithin(inc *incarnation, call, ret int64, in linearizability.MutexInput) {
+	h.ops = append(h.ops, linearizability.Operation{ClientID: inc.porcID, Input: in, Output: linearizability.MutexUnknown{}, Call: call, Return: ret})
 }
 
 // onCompletion takes in a call that returned: the story tells it and the

@@ -60,25 +60,20 @@ func TestHerdAttributesLateWakeups(t *testing.T) {
 // TestHerdWithLaggingFollowers runs the herd mutant (waiters watch the
 // whole children list) on ensembles whose followers lag from the start, so
 // that the waiters connected to them hear of releases late: the herd must
-// still be found, and some of it late.
+// be found with a late wakeup among those it woke.
 func TestHerdWithLaggingFollowers(t *testing.T) {
 	m, _ := MutantByName("herd")
-	lateSeen := false
-	for seed := uint64(1); seed <= 5; seed++ {
+	for seed := uint64(1); seed <= 3; seed++ {
 		e := newEngine(m.New, Config{}.normalized())
 		e.survey, e.lagFromStart = true, true
-		withRapid(t, 60, seed, func() { rapid.Check(t, e.property) })
+		e.surveyFor = func(f *Finding) bool {
+			return f.Detector == Herd && strings.Contains(f.Summary, "(late, at step")
+		}
+		withRapid(t, 300, seed, func() { rapid.Check(t, e.property) })
 		f := e.lastFinding()
 		if f == nil {
-			t.Fatalf("seed %d: the herd was not found in 60 cases with lagging followers", seed)
+			t.Fatalf("seed %d: no herd with a late wakeup in 300 cases with lagging followers", seed)
 		}
-		if f.Detector != Herd {
-			t.Fatalf("seed %d: found by %s, want herd: %s", seed, f.Detector, f.Summary)
-		}
-		lateSeen = lateSeen || strings.Contains(f.Summary, "(late, at step")
 		t.Logf("seed %d, after %d cases: %s", seed, e.firstFail.Load(), f.Summary)
-	}
-	if !lateSeen {
-		t.Error("no herd found with a late wakeup")
 	}
 }

@@ -15,11 +15,12 @@ const checkTimeout = 10 * time.Second
 // result gathers what the case leaves for the checks outside the bubble. The
 // session expiries in the server's log go into the history, so the model
 // knows when a hold ended without an Unlock: the log is the ground truth of
-// when the server expired a session.
+// when the server expired a session. A session a client closed ends its
+// holds the same way.
 func (h *harness) result() *caseResult {
 	log := h.srv.Log()
 	for _, r := range log {
-		if r.Kind == zkfake.RecordSession && r.Op == "expireSession" {
+		if r.Kind == zkfake.RecordSession && (r.Op == "expireSession" || r.Op == "closeSession") {
 			if h.expiryRow < 0 {
 				h.expiryRow = h.newPorcID()
 			}

@@ -5,17 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zksim/zksim/recipe"
 )
-
-// RecipeMutex is the NewLocker of the project's own lock, recipe.Mutex.
-func RecipeMutex(conn recipe.Conn, path string) Locker {
-	return recipe.NewMutex(conn, path)
-}
 
 // Mutant is a deliberately broken lock: the campaign must find each one,
 // with the detector named.
@@ -30,6 +26,10 @@ type Mutant struct {
 	// Options are what a campaign needs to see the bug rather than
 	// another one the mutant also has.
 	Options []Option
+	// Also lists the detectors its mistake trips too, in some cases
+	// before Detector does: a queue ordered wrongly deadlocks as often as
+	// it lets two in.
+	Also []Detector
 }
 
 // Mutants returns the built-in broken locks. Each is a small lock written
@@ -41,24 +41,38 @@ func Mutants() []Mutant {
 		return func(conn recipe.Conn, path string) Locker { return &queueLock{conn: conn, dir: path, v: v} }
 	}
 	return []Mutant{
-		{"herd", "waits on the whole children list (a child watch on the lock's directory), so every release wakes every waiter", Herd, queue(watchChildren), nil},
-		{"wrong-watch", "watches the lock directory's data instead of the node just ahead, and children coming and going never change it", Liveness, queue(watchDirectory), nil},
-		{"no-relist", "takes the deletion of the node ahead as the lock without listing again, though that node may have been a waiter that left", MutualExclusion, queue(noRelist), nil},
+		{"herd", "waits on the whole children list (a child watch on the lock's directory), so every release wakes every waiter", Herd, queue(watchChildren), nil, nil},
+		// A Lock given up leaves its watch on the directory, which
+		// nothing ever fires: a leak.
+		{"wrong-watch", "watches the lock directory's data instead of the node just ahead, and children coming and going never change it", Liveness, queue(watchDirectory), nil, []Detector{Leak}},
+		{"no-relist", "takes the deletion of the node ahead as the lock without listing again, though that node may have been a waiter that left", MutualExclusion, queue(noRelist), nil, nil},
 		// With more than one waiter, two of them can end up behind the
 		// same node, as names sort by GUID: a herd, which two clients
 		// avoid.
-		{"whole-name-order", "orders the protected names by the whole name, whose random GUID comes first, instead of by the sequence number", MutualExclusion, queue(wholeNameOrder), []Option{WithClients(2)}},
+		{"whole-name-order", "orders the protected names by the whole name, whose random GUID comes first, instead of by the sequence number", MutualExclusion, queue(wholeNameOrder), []Option{WithClients(2)}, nil},
 		// With more than one waiter, every waiter watches the one node and
 		// a release wakes them all: a herd, which two clients avoid.
 		{"check-then-create", "checks that a plain (persistent) node is missing, then creates it: a crashed holder's node stays for ever", Liveness, func(conn recipe.Conn, path string) Locker {
 			return &nodeLock{conn: conn, dir: path, flags: 0, wait: true}
-		}, []Option{WithClients(2)}},
-		{"timed-wait", "waits for the node ahead with a timeout, and reports the lock acquired when the wait times out", MutualExclusion, queue(timedWait), nil},
-		{"wrong-unlock", "Unlock deletes the first node in the queue, assuming it is its own, which after a session expiry is another client's", MutualExclusion, queue(deleteFirst), nil},
-		{"plain-retry", "creates a plain (unprotected) sequential node and retries the create after a lost reply, leaving the first node waiting for nobody", Liveness, queue(plainRetry), nil},
+		}, []Option{WithClients(2)}, nil},
+		{"timed-wait", "waits for the node ahead with a timeout, and reports the lock acquired when the wait times out", MutualExclusion, queue(timedWait), nil, nil},
+		{"wrong-unlock", "Unlock deletes the first node in the queue, assuming it is its own, which after a session expiry is another client's", MutualExclusion, queue(deleteFirst), nil, nil},
+		{"plain-retry", "creates a plain (unprotected) sequential node and retries the create after a lost reply, leaving the first node waiting for nobody", Liveness, queue(plainRetry), nil, nil},
+		// The spin lock also deletes its node of a fixed name without a
+		// version: an Unlock queued while its client is cut off goes out
+		// on the session that replaced the expired one (go-zookeeper sends
+		// what is queued once it has a session again) and deletes the
+		// next holder's node.
 		{"spin", "a polling spin lock: tries to create the lock node, and on failure sleeps and tries again", Herd, func(conn recipe.Conn, path string) Locker {
 			return &nodeLock{conn: conn, dir: path, flags: zk.FlagEphemeral}
-		}, nil},
+		}, nil, []Detector{MutualExclusion}},
+		// The four that follow are recipe.Mutex's own old defects, each
+		// put back into the queue lock.
+		{"reenter-failed-unlock", "an Unlock that cannot confirm its Delete keeps the hold, and the next Lock re-enters it at once; the Delete still queued in the client applies later and the next waiter takes the lock too", MutualExclusion, queue(reenterFailedUnlock), nil, nil},
+		{"sequence-wrap", "reads the last ten characters of a name as the sequence number, so past the counter's int32 wrap (\"-2147483647\") the newest contender sorts first", MutualExclusion, queue(lastTenDigits), nil, []Detector{Liveness, Leak}},
+		{"closed-retry", "takes zk.ErrConnectionClosed from a closed Conn for a connection loss, and retries for 15s before it gives up", Liveness, queue(retryClosed), nil, nil},
+		{"forget-guid", "after a create whose reply was lost, takes one listing without its GUID to mean the create never applied, and queues with a new GUID; the first node shows up later, owned by the live session, and blocks the queue", Liveness, queue(forgetGUID), nil, nil},
+		{"listing-order", "names nodes plainly (\"lock-<seq>\") and takes the order ZooKeeper lists them in for the queue's order; ZooKeeper lists children in no particular order", MutualExclusion, queue(listingOrder), nil, []Detector{Liveness, Leak}},
 	}
 }
 
@@ -84,6 +98,11 @@ const (
 	timedWait
 	deleteFirst
 	plainRetry
+	reenterFailedUnlock
+	lastTenDigits
+	retryClosed
+	forgetGUID
+	listingOrder
 )
 
 // errLost is what a mutant's Unlock returns when its node was already gone.
@@ -94,25 +113,36 @@ const (
 	mutantTimedWait  = time.Second
 	mutantSpinPause  = 20 * time.Millisecond
 	mutantRetryLimit = 200
+	// closedRetryTime is how long the closed-retry mutant retries a closed
+	// Conn: recipe.Mutex's retry timeout.
+	closedRetryTime = 15 * time.Second
 )
 
 var openACL = zk.WorldACL(zk.PermAll)
 
-// queueLock is the ZooKeeper lock recipe as a careful person writes it in
-// an afternoon: a protected ephemeral sequential node, a listing ordered by
-// sequence number, a data watch on the node just ahead, a new listing when
-// it goes; lost replies are settled by finding the node by its GUID and
-// checking its owner, and an Unlock whose reply was lost does not take the
-// node's absence for a lost hold. Its variants each break one thing.
+// queueLock is the ZooKeeper lock recipe as a careful person writes it
+// in an afternoon: a protected ephemeral sequential node, a listing
+// ordered by sequence number, a data watch on the node just ahead, a new
+// listing when it goes. Lost replies are settled by finding the node by
+// its GUID and checking its owner; a GUID whose create's reply was lost is
+// remembered, and its nodes deleted, until a listing made after a sync
+// shows none. An Unlock whose reply was lost does not take the node's
+// absence for a lost hold; an Unlock that cannot confirm its Delete ends
+// the hold all the same (the critical section is over) and leaves the
+// release pending, for the next Unlock or Lock to finish. It is not
+// reentrant. Its variants each break one thing.
 type queueLock struct {
 	conn    recipe.Conn
 	dir     string
 	v       variant
-	node    string // the own node's path while queued or holding
+	node    string // the own node's path while queued, holding or releasing
 	holding bool
+	pending bool // an Unlock could not confirm its Delete: node may still be there
+	unsure  bool // a Delete of the pending release may have applied unseen
 	token   int64
 	session int64 // the session that owns the node, while holding
 	guids   uint64
+	lost    []string // GUIDs of creates whose reply was lost, until swept
 }
 
 func (l *queueLock) Token() int64 {
@@ -126,8 +156,14 @@ func (l *queueLock) Lock(ctx context.Context) error {
 	if l.holding {
 		return nil
 	}
+	if l.pending {
+		if err := l.release(ctx); err != nil && !errors.Is(err, errLost) {
+			return err
+		}
+	}
 	for {
 		if err := l.enqueue(ctx); err != nil {
+			l.sweep(context.Background())
 			return err
 		}
 		got, err := l.await(ctx)
@@ -159,15 +195,22 @@ func splitmix(x uint64) uint64 {
 	return x ^ x>>31
 }
 
+// plainNames reports whether the variant names its nodes "lock-<seq>",
+// without a GUID.
+func (l *queueLock) plainNames() bool { return l.v == plainRetry || l.v == listingOrder }
+
 // enqueue creates the own node.
 func (l *queueLock) enqueue(ctx context.Context) error {
 	guid := l.newGUID()
 	prefix := l.dir + "/_c_" + guid + "-lock-"
-	if l.v == plainRetry {
+	if l.plainNames() {
 		prefix = l.dir + "/lock-"
 	}
 	for tries := 0; ; tries++ {
 		node, err := l.conn.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, openACL)
+		if l.v != retryClosed && closedConn(l.conn, err) {
+			return zk.ErrClosing
+		}
 		switch {
 		case err == nil:
 			l.node = node
@@ -177,14 +220,34 @@ func (l *queueLock) enqueue(ctx context.Context) error {
 				return err
 			}
 			continue
-		case isConnectionLoss(err) && l.v != plainRetry:
-			node, ferr := l.findOwn(ctx, "_c_"+guid+"-")
+		case isConnectionLoss(err) && l.v == listingOrder:
+			node, ferr := l.findUnknown(ctx)
 			if ferr != nil {
 				return ferr
 			}
 			if node != "" {
 				l.node = node
 				return nil
+			}
+		case isConnectionLoss(err) && l.v != plainRetry:
+			mark := "_c_" + guid + "-"
+			if l.v != forgetGUID && !slices.Contains(l.lost, mark) {
+				// The create may have applied: its node is looked for,
+				// and swept should it show up later.
+				l.lost = append(l.lost, mark)
+			}
+			node, ferr := l.findOwn(ctx, mark)
+			if ferr != nil {
+				return ferr
+			}
+			if node != "" {
+				l.node = node
+				return nil
+			}
+			if l.v == forgetGUID {
+				// Not there, so never made: a new name for the next try.
+				guid = l.newGUID()
+				prefix = l.dir + "/_c_" + guid + "-lock-"
 			}
 		case isConnectionLoss(err), errors.Is(err, zk.ErrSessionExpired):
 		default:
@@ -210,39 +273,114 @@ func (l *queueLock) findOwn(ctx context.Context, mark string) (string, error) {
 		if !strings.HasPrefix(c, mark) {
 			continue
 		}
-		path := l.dir + "/" + c
-		var st *zk.Stat
-		var ok bool
-		err := retry(ctx, func() (err error) { ok, st, err = l.conn.Exists(path); return err })
-		if err != nil {
-			return "", err
-		}
-		if ok && st.EphemeralOwner == l.conn.SessionID() {
-			return path, nil
+		if ok, err := l.ownedHere(ctx, l.dir+"/"+c); err != nil || ok {
+			return l.dir + "/" + c, err
 		}
 	}
 	return "", nil
 }
 
+// findUnknown finds a plainly named node that belongs to the current
+// session: the listing-order variant's way to find its node after a lost
+// reply, as the lock has only one node at a time.
+func (l *queueLock) findUnknown(ctx context.Context) (string, error) {
+	children, err := l.children(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, c := range children {
+		if ok, err := l.ownedHere(ctx, l.dir+"/"+c); err != nil || ok {
+			return l.dir + "/" + c, err
+		}
+	}
+	return "", nil
+}
+
+// ownedHere reports whether path exists and belongs to the current
+// session.
+func (l *queueLock) ownedHere(ctx context.Context, path string) (bool, error) {
+	var st *zk.Stat
+	var ok bool
+	if err := l.retry(ctx, func() (err error) { ok, st, err = l.conn.Exists(path); return err }); err != nil {
+		return false, err
+	}
+	return ok && st.EphemeralOwner == l.conn.SessionID(), nil
+}
+
 func (l *queueLock) children(ctx context.Context) ([]string, error) {
 	var children []string
-	err := retry(ctx, func() (err error) { children, _, err = l.conn.Children(l.dir); return err })
+	err := l.retry(ctx, func() (err error) { children, _, err = l.conn.Children(l.dir); return err })
 	return children, err
 }
 
-// order sorts the contenders: by sequence number, or, for the
-// whole-name-order mutant, by the whole name.
-func (l *queueLock) order(children []string) []string {
-	queue := slices.Clone(children)
-	if l.v == wholeNameOrder {
-		slices.Sort(queue)
-		return queue
+// retry runs op through connection loss, for as many tries as the variant
+// allows.
+func (l *queueLock) retry(ctx context.Context, op func() error) error {
+	if l.v == retryClosed {
+		return retryFor(ctx, closedRetryTime, op)
 	}
-	slices.SortFunc(queue, func(a, b string) int { return strings.Compare(sequenceOf(a), sequenceOf(b)) })
+	return retry(ctx, func() error {
+		if err := op(); !closedConn(l.conn, err) {
+			return err
+		}
+		return zk.ErrClosing
+	})
+}
+
+// closedConn tells a Conn its process closed from a lost connection:
+// requests on a closed go-zookeeper Conn fail at once, with ErrClosing if
+// they were in flight and ErrConnectionClosed after, while it shows
+// StateDisconnected for good; one that lost its connection shows
+// StateConnecting while it dials again.
+func closedConn(conn recipe.Conn, err error) bool {
+	return errors.Is(err, zk.ErrClosing) || errors.Is(err, zk.ErrConnectionClosed) && conn.State() == zk.StateDisconnected
+}
+
+// order sorts the contenders — the children named as the lock names its
+// nodes, "lock-<seq>" at the end — by sequence number; the variants sort
+// by the whole name, by the last ten characters, or not at all.
+func (l *queueLock) order(children []string) []string {
+	queue := slices.DeleteFunc(slices.Clone(children), func(c string) bool {
+		i := strings.LastIndex(c, "lock-")
+		if i < 0 {
+			return true
+		}
+		_, err := strconv.ParseInt(c[i+len("lock-"):], 10, 32)
+		return err != nil
+	})
+	switch l.v {
+	case wholeNameOrder:
+		slices.Sort(queue)
+	case lastTenDigits:
+		slices.SortFunc(queue, func(a, b string) int { return strings.Compare(lastTen(a), lastTen(b)) })
+	case listingOrder:
+	default:
+		slices.SortFunc(queue, compareSeq)
+	}
 	return queue
 }
 
-func sequenceOf(name string) string {
+// seqAfterLock reads the sequence number after the last "lock-" of a
+// queue lock's node name: "%010d" of ZooKeeper's signed 32-bit counter,
+// which reads "-2147483648" once the counter wraps.
+func seqAfterLock(name string) int32 {
+	n, _ := strconv.ParseInt(name[strings.LastIndex(name, "lock-")+len("lock-"):], 10, 32)
+	return int32(n)
+}
+
+// compareSeq orders names by sequence number as serial numbers on the
+// 32-bit counter, so that the order of creation holds across the wrap.
+func compareSeq(a, b string) int {
+	switch d := int32(uint32(seqAfterLock(a)) - uint32(seqAfterLock(b))); {
+	case d < 0:
+		return -1
+	case d > 0:
+		return 1
+	}
+	return 0
+}
+
+func lastTen(name string) string {
 	if len(name) < 10 {
 		return name
 	}
@@ -257,6 +395,22 @@ func (l *queueLock) await(ctx context.Context) (bool, error) {
 		children, err := l.children(ctx)
 		if err != nil {
 			return false, err
+		}
+		if strays := l.strays(children, own); len(strays) > 0 {
+			// Nodes of creates whose reply was lost, applied after all.
+			for _, s := range strays {
+				if err := deleteNode(l.conn, l.dir+"/"+s, l.conn.SessionID()); err != nil && !errors.Is(err, errLost) {
+					return false, err
+				}
+			}
+			continue
+		}
+		if l.v == lastTenDigits {
+			// The old reading: a name whose last ten characters are not
+			// all digits is nobody's contender.
+			children = slices.DeleteFunc(children, func(c string) bool {
+				return strings.ContainsFunc(lastTen(c), func(r rune) bool { return r < '0' || r > '9' })
+			})
 		}
 		queue := l.order(children)
 		i := slices.Index(queue, own)
@@ -285,6 +439,8 @@ func (l *queueLock) await(ctx context.Context) (bool, error) {
 		switch {
 		case errors.Is(err, zk.ErrNoNode):
 			continue // gone already: list again
+		case l.v != retryClosed && closedConn(l.conn, err):
+			return false, zk.ErrClosing
 		case isConnectionLoss(err), errors.Is(err, zk.ErrSessionExpired):
 			if err := pause(ctx, mutantBackoff); err != nil {
 				return false, err
@@ -316,13 +472,53 @@ func (l *queueLock) await(ctx context.Context) (bool, error) {
 	}
 }
 
+// strays returns the children, other than own, that carry the mark of a
+// create of this lock whose reply was lost.
+func (l *queueLock) strays(children []string, own string) []string {
+	var out []string
+	for _, c := range children {
+		if c == own {
+			continue
+		}
+		for _, mark := range l.lost {
+			if strings.HasPrefix(c, mark) {
+				out = append(out, c)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// sweep deletes the nodes of lost creates, after a sync so that the
+// listing shows every create the leader applied, and forgets their GUIDs
+// once none is left.
+func (l *queueLock) sweep(ctx context.Context) {
+	if len(l.lost) == 0 {
+		return
+	}
+	if err := l.retry(ctx, func() error { _, err := l.conn.Sync(l.dir); return err }); err != nil {
+		return
+	}
+	children, err := l.children(ctx)
+	if err != nil {
+		return
+	}
+	for _, s := range l.strays(children, "") {
+		if err := deleteNode(l.conn, l.dir+"/"+s, l.conn.SessionID()); err != nil && !errors.Is(err, errLost) {
+			return
+		}
+	}
+	l.lost = nil
+}
+
 // took reads the own node's czxid for the fencing token; false if the node
 // is gone after all, or is not the current session's (a follower that lags
 // can still show a node whose session has expired).
 func (l *queueLock) took(ctx context.Context) (bool, error) {
 	var ok bool
 	var st *zk.Stat
-	if err := retry(ctx, func() (err error) { ok, st, err = l.conn.Exists(l.node); return err }); err != nil {
+	if err := l.retry(ctx, func() (err error) { ok, st, err = l.conn.Exists(l.node); return err }); err != nil {
 		return false, err
 	}
 	if !ok || st.EphemeralOwner != l.conn.SessionID() {
@@ -338,25 +534,55 @@ func (l *queueLock) abandon() {
 		_ = deleteNode(l.conn, l.node, l.conn.SessionID())
 		l.node = ""
 	}
+	l.sweep(context.Background())
 }
 
 func (l *queueLock) Unlock() error {
-	if !l.holding {
+	return l.UnlockContext(context.Background())
+}
+
+// UnlockContext is Unlock, giving up on confirming the Delete when ctx
+// ends. The hold ends all the same, with the release pending; the
+// reenter-failed-unlock variant keeps the hold instead.
+func (l *queueLock) UnlockContext(ctx context.Context) error {
+	if !l.holding && !l.pending {
 		return zk.ErrNotLocked
 	}
-	l.holding, l.token = false, 0
-	target := l.node
-	l.node = ""
-	if l.v == deleteFirst {
-		children, err := l.children(context.Background())
+	wasHolding, token := l.holding, l.token
+	l.holding, l.token, l.pending = false, 0, true
+	if l.v == deleteFirst && wasHolding {
+		children, err := l.children(ctx)
 		if err != nil {
 			return err
 		}
 		if queue := l.order(children); len(queue) > 0 {
-			target = l.dir + "/" + queue[0]
+			l.node = l.dir + "/" + queue[0]
 		}
 	}
-	return deleteNode(l.conn, target, l.session)
+	err := l.release(ctx)
+	if err != nil && !errors.Is(err, errLost) && l.v == reenterFailedUnlock && wasHolding {
+		l.holding, l.token, l.pending = true, token, false
+	}
+	return err
+}
+
+// release deletes the node of a pending release, bounded by ctx.
+func (l *queueLock) release(ctx context.Context) error {
+	var err error
+	if l.v == retryClosed {
+		err = retryFor(ctx, closedRetryTime, func() error { return l.conn.Delete(l.node, -1) })
+		if errors.Is(err, zk.ErrNoNode) {
+			err = errLost
+		}
+	} else {
+		err = deleteNodeBounded(ctx, l.conn, l.node, l.session, &l.unsure)
+	}
+	if err != nil && !errors.Is(err, errLost) {
+		return err
+	}
+	l.pending, l.node, l.unsure = false, "", false
+	l.sweep(ctx)
+	return err
 }
 
 // nodeLock is a lock on one node of a fixed name, "lock" in the lock's
@@ -399,7 +625,7 @@ func (l *nodeLock) Lock(ctx context.Context) error {
 					return ctx.Err()
 				}
 				continue
-			case err != nil && !isConnectionLoss(err):
+			case err != nil && (!isConnectionLoss(err) || closedConn(l.conn, err)):
 				return err
 			case err != nil:
 				if err := pause(ctx, mutantBackoff); err != nil {
@@ -410,6 +636,8 @@ func (l *nodeLock) Lock(ctx context.Context) error {
 		}
 		_, err := l.conn.Create(node, nil, l.flags, openACL)
 		switch {
+		case closedConn(l.conn, err):
+			return zk.ErrClosing
 		case err == nil:
 			var st *zk.Stat
 			var ok bool
@@ -464,20 +692,34 @@ func (l *nodeLock) Unlock() error {
 // node with it); one that is gone at the first try was lost before.
 func deleteNode(conn recipe.Conn, path string, session int64) error {
 	unsure := false
+	return deleteNodeBounded(context.Background(), conn, path, session, &unsure)
+}
+
+// deleteNodeBounded is deleteNode, giving up when ctx ends: a Delete held
+// up by a partition is left to the client, which may still send it.
+// *unsure is set once a Delete may have applied unseen, and read by the
+// next call for the same release.
+func deleteNodeBounded(ctx context.Context, conn recipe.Conn, path string, session int64, unsure *bool) error {
 	for tries := 0; ; tries++ {
-		err := conn.Delete(path, -1)
+		err := bounded(ctx, func() error { return conn.Delete(path, -1) })
+		if ctx.Err() != nil && err == ctx.Err() {
+			*unsure = true
+			return err
+		}
 		switch {
 		case err == nil:
 			return nil
 		case errors.Is(err, zk.ErrNoNode):
-			if unsure && conn.SessionID() == session {
+			if *unsure && conn.SessionID() == session {
 				return nil
 			}
 			return errLost
 		case errors.Is(err, zk.ErrSessionExpired):
 			return errLost
+		case closedConn(conn, err):
+			return errLost // the node goes with the closed session
 		case isConnectionLoss(err) && tries < mutantRetryLimit:
-			unsure = true
+			*unsure = true
 			time.Sleep(mutantBackoff)
 		default:
 			return err
@@ -485,7 +727,8 @@ func deleteNode(conn recipe.Conn, path string, session int64) error {
 	}
 }
 
-// makeDir creates dir and its ancestors as persistent nodes.
+// makeDir creates dir and its ancestors as persistent nodes, through
+// connection loss, but not on a closed Conn.
 func makeDir(ctx context.Context, conn recipe.Conn, dir string) error {
 	for i := 1; i <= len(dir); i++ {
 		if i < len(dir) && dir[i] != '/' {
@@ -493,14 +736,48 @@ func makeDir(ctx context.Context, conn recipe.Conn, dir string) error {
 		}
 		p := dir[:i]
 		err := retry(ctx, func() error {
-			_, err := conn.Create(p, nil, 0, openACL)
-			return err
+			if _, err := conn.Create(p, nil, 0, openACL); !closedConn(conn, err) {
+				return err
+			}
+			return zk.ErrClosing
 		})
 		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
 			return err
 		}
 	}
 	return nil
+}
+
+// bounded runs op, but stops waiting for it when ctx ends.
+func bounded(ctx context.Context, op func() error) error {
+	if ctx.Done() == nil {
+		return op()
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	result := make(chan error, 1)
+	go func() { result <- op() }()
+	select {
+	case err := <-result:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// retryFor runs op through connection loss for as long as limit.
+func retryFor(ctx context.Context, limit time.Duration, op func() error) error {
+	deadline := time.Now().Add(limit)
+	for {
+		err := op()
+		if !isConnectionLoss(err) || !time.Now().Before(deadline) {
+			return err
+		}
+		if err := pause(ctx, mutantBackoff); err != nil {
+			return err
+		}
+	}
 }
 
 // retry runs op until it returns anything but a connection loss.

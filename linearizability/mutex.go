@@ -82,6 +82,13 @@ type MutexOutput struct {
 	Token int64
 }
 
+// MutexUnknown is the output of an operation that returned without saying
+// what it did: it took effect, or did not, between its call and its
+// return. A Lock that failed after its node had been first in the queue is
+// one (it may have held the lock for a while, and let it go again); an
+// output of nil instead leaves the outcome open for ever after the call.
+type MutexUnknown struct{}
+
 // mutexState is the state of one lock and of the resource it protects.
 // Values are immutable once built; ended is shared between states.
 type mutexState struct {
@@ -296,7 +303,7 @@ func CheckMutex(h History, timeout time.Duration) (Result, error) {
 				return Result{}, fmt.Errorf("linearizability: unknown mutex operation %d", in.Op)
 			}
 			switch op.Output.(type) {
-			case MutexOutput:
+			case MutexOutput, MutexUnknown:
 			case nil:
 				// An output nobody saw is an unknown outcome, whatever
 				// the return time says.

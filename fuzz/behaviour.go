@@ -1,0 +1,215 @@
+package fuzz
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/zksim/zksim/recipe"
+)
+
+// The optional behaviours of a lock. A client asks its locker only for
+// what the locker offers: the Locker interface stays small, and a lock
+// that has no TryLock, say, is simply never asked for one.
+
+// TryLocker is a Locker that can take the lock only if it is free now,
+// without queueing: TryLock returns false when someone else holds it.
+type TryLocker interface {
+	TryLock(ctx context.Context) (bool, error)
+}
+
+// ContextUnlocker is a Locker whose Unlock can be bounded by a context.
+// An UnlockContext that returns an error may have left the release
+// pending; the client then either calls it again or, as a careless caller
+// would, carries on and calls Lock.
+type ContextUnlocker interface {
+	UnlockContext(ctx context.Context) error
+}
+
+// Reentrant is a Locker whose Lock, on a handle that holds the lock,
+// counts up and returns at once, and whose Unlock counts down and releases
+// only at zero. Reentrant reports whether it is (a wrapper may forward the
+// method of a lock that is not).
+type Reentrant interface {
+	Reentrant() bool
+}
+
+// RecipeMutex is the NewLocker of the project's own lock, recipe.Mutex,
+// which offers every optional behaviour.
+func RecipeMutex(conn recipe.Conn, path string) Locker {
+	return recipeMutex{recipe.NewMutex(conn, path)}
+}
+
+// recipeMutex is a recipe.Mutex that says it is reentrant.
+type recipeMutex struct{ *recipe.Mutex }
+
+func (recipeMutex) Reentrant() bool { return true }
+
+// how is the way a client takes the step of its loop that a move lets it
+// take, drawn with the move. Zero, where shrinking goes, is the plain way.
+type how uint8
+
+const (
+	howPlain         how = iota
+	howShortDeadline     // Lock or Unlock with a deadline of shortDeadline
+	howLongDeadline      // Lock or Unlock with a deadline of longDeadline
+	howTry               // TryLock instead of Lock
+	howReenter           // holding: a reentrant Lock and Unlock pair first
+	howGiveUp            // after a failed Unlock, no retry: Lock again
+	numHows
+)
+
+// howDraws is how many values a move's how is drawn from: the values past
+// numHows are plain too, so that half the moves are.
+const howDraws = 2 * numHows
+
+const (
+	shortDeadline = 100 * time.Millisecond
+	longDeadline  = 3 * time.Second
+	// closedCallLimit is how many requests a process may make on a Conn it
+	// has closed (in its Unlock and its one Lock after the Close, and from
+	// any goroutine of its locker): nothing sent on it can succeed, so its
+	// calls must fail at once rather than retry as if the connection could
+	// come back.
+	closedCallLimit = 20
+)
+
+func (w how) deadline() time.Duration {
+	switch w {
+	case howShortDeadline:
+		return shortDeadline
+	case howLongDeadline:
+		return longDeadline
+	}
+	return 0
+}
+
+// lockFor resolves the how of a Lock move for inc's locker: what it does
+// not offer becomes a plain Lock.
+func (inc *incarnation) lockFor(w how) how {
+	switch w {
+	case howShortDeadline, howLongDeadline:
+		return w
+	case howTry:
+		if _, ok := inc.locker.(TryLocker); ok {
+			return w
+		}
+	}
+	return howPlain
+}
+
+// unlockFor resolves the how of an Unlock move likewise.
+func (inc *incarnation) unlockFor(w how) how {
+	switch w {
+	case howShortDeadline, howLongDeadline:
+		if _, ok := inc.locker.(ContextUnlocker); ok {
+			return w
+		}
+	case howReenter:
+		if r, ok := inc.locker.(Reentrant); ok && r.Reentrant() {
+			return w
+		}
+	}
+	return howPlain
+}
+
+// lock takes the lock the way w says, on a context the harness can cancel
+// (see cancelWaitingLock). got is false when a TryLock found the lock taken.
+func (inc *incarnation) lock(w how) (got bool, err error) {
+	ctx, cancel := context.WithCancel(inc.ctx)
+	if d := w.deadline(); d > 0 {
+		ctx, cancel = context.WithTimeout(inc.ctx, d)
+	}
+	defer cancel()
+	inc.mu.Lock()
+	inc.cancelLock = cancel
+	inc.mu.Unlock()
+	defer func() {
+		inc.mu.Lock()
+		inc.cancelLock = nil
+		inc.mu.Unlock()
+	}()
+	if w == howTry {
+		return inc.locker.(TryLocker).TryLock(ctx)
+	}
+	err = inc.locker.Lock(ctx)
+	return err == nil, err
+}
+
+// unlock releases the lock the way w says.
+func (inc *incarnation) unlock(w how) error {
+	d := w.deadline()
+	if d == 0 {
+		return inc.locker.Unlock()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	return inc.locker.(ContextUnlocker).UnlockContext(ctx)
+}
+
+// cancelWaitingLock cancels the client's Lock in progress, if there is
+// one, and reports whether there was.
+func (inc *incarnation) cancelWaitingLock() bool {
+	inc.mu.Lock()
+	defer inc.mu.Unlock()
+	if inc.cancelLock == nil {
+		return false
+	}
+	inc.cancelLock()
+	return true
+}
+
+// String says what the how asks for, for rapid's account of the draws.
+func (w how) String() string {
+	switch w {
+	case howShortDeadline:
+		return "with a short deadline"
+	case howLongDeadline:
+		return "with a long deadline"
+	case howTry:
+		return "trying (TryLock)"
+	case howReenter:
+		return "re-entering"
+	case howGiveUp:
+		return "giving up on a failed Unlock"
+	}
+	return "plainly"
+}
+
+func (w how) lockCall() string {
+	switch w {
+	case howTry:
+		return "TryLock"
+	case howShortDeadline, howLongDeadline:
+		return fmt.Sprintf("Lock with a deadline of %v", w.deadline())
+	}
+	return "Lock"
+}
+
+func (w how) unlockCall() string {
+	if d := w.deadline(); d > 0 {
+		return fmt.Sprintf("UnlockContext with a deadline of %v", d)
+	}
+	return "Unlock"
+}
+
+// checkClosedConn counts a request a process makes on a Conn it closed:
+// a few are fine (it takes a failed request or two to learn that the Conn
+// is closed), a retry loop is not.
+func (h *harness) checkClosedConn(s *slot) {
+	inc := s.inc
+	if !inc.closed {
+		return
+	}
+	if inc.callsAfterClose++; inc.callsAfterClose > closedCallLimit {
+		in := "a goroutine of its locker"
+		switch s.phase {
+		case phaseLocking:
+			in = "its Lock"
+		case phaseUnlocking:
+			in = "its Unlock"
+		}
+		h.found(Liveness, "%s made %d requests on its Conn after closing it at step %d, in %s: calls on a closed Conn must fail at once, not retry",
+			s.name(), inc.callsAfterClose, inc.closedStep, in)
+	}
+}
