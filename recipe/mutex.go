@@ -327,9 +327,10 @@ func (m *Mutex) TryLock(ctx context.Context) (bool, error) {
 // is not enough it returns the error and the release is pending
 // (MutexReleasing): the handle no longer holds the lock, but its node may
 // still be there, and its Delete may still be queued in the client and go
-// through once the connection is back. Call Unlock again to finish the
-// release; a Lock or TryLock on the handle finishes it first, before it
-// queues afresh. A pending release also ends by itself when the node's
+// through once the connection is back. The Mutex keeps deleting the node
+// in the background, as it does its other orphans; call Unlock again to
+// finish the release at once. A Lock or TryLock on the handle finishes it
+// first, before it queues afresh. A pending release also ends by itself when the node's
 // deletion or the session's end is seen: the handle is then unlocked, Lost
 // is closed, and the next Unlock returns nil (ErrLockLost if the session
 // ended first). The queued request keeps a goroutine until the client
@@ -402,6 +403,12 @@ func (m *Mutex) finishRelease(ctx context.Context, h *hold) (settled bool, err e
 		if first {
 			m.notify(MutexReleasing)
 		}
+		// A caller may well ignore the error (defer m.Unlock()), and then
+		// the node would stay in the queue, and every contender behind it
+		// wait, for as long as the session lives: as Curator does with a
+		// failed delete, keep deleting it in the background. Its deletion
+		// ends the pending release (see nodeGone).
+		m.adopt(orphan{node: h.node})
 		return false, fmt.Errorf("recipe: unlock %s: release not confirmed, call Unlock again: %w", h.node, err)
 	}
 	close(h.stop)
