@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -324,4 +325,61 @@ func TestMutexFakeSequenceWrap(t *testing.T) {
 			settles(t, admin, dir, 0)
 		})
 	}
+}
+
+// A create applied on the leader whose reply was lost can show up later
+// on a follower the client reconnects to: the client never saw the write's
+// zxid, so a lagging follower takes it. A Lock that gives up after such a
+// create keeps the GUID and sweeps for it after a sync, so that the node,
+// once it shows, does not sit in the queue for the rest of the session.
+// (It used to be forgotten as soon as one listing lacked it, and the late
+// node blocked every other contender for good.)
+func TestMutexFakeLateVisibleCreate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := zkfake.NewServer(zkfake.WithSeed(1), zkfake.WithEnsemble(3))
+		defer srv.Close()
+		dir := "/lock"
+		connA, _, err := srv.Connect(sessionTimeout, zkfake.WithMember(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer connA.Close()
+		connB, _, err := srv.Connect(sessionTimeout, zkfake.WithMember(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer connB.Close()
+		if _, err := connA.Create(dir, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+		srv.SetLagging(2, true)
+		remove := srv.LoseReplies(zkfake.ReplyLoss{Op: "create", PathPrefix: dir + "/_c_", Nth: 1, Applied: true})
+		connA.ReconnectTo(2)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Millisecond)
+		err = recipe.NewMutex(connA, dir).Lock(ctx)
+		cancel()
+		remove()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Lock after a lost create reply, on a lagging follower: %v, want the deadline", err)
+		}
+		if got := srv.Ephemerals(connA.SessionID()); len(got) != 1 {
+			t.Fatalf("A's session owns %v, want the one node its lost create made", got)
+		}
+		// The sweep in the background finds the node after a sync, and
+		// deletes it.
+		time.Sleep(time.Second)
+		srv.SetLagging(2, false)
+		if got := srv.Ephemerals(connA.SessionID()); len(got) != 0 {
+			t.Fatalf("A's session still owns %v: the late node was never swept", got)
+		}
+		b := recipe.NewMutex(connB, dir)
+		ctx, cancel = context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := b.Lock(ctx); err != nil {
+			t.Fatalf("B's Lock behind the late node: %v", err)
+		}
+		if err := b.Unlock(); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
