@@ -41,12 +41,29 @@ const (
 //
 // # Queue and herd
 //
-// Contenders are ordered by the ten-digit sequence suffix ZooKeeper appends
-// to their node names, never by the whole name (names begin with a random
-// GUID). A waiter watches only its predecessor (a GetW on that one node,
-// never a watch on the directory's children), so a release wakes exactly one
-// waiter. When the predecessor goes the waiter lists the directory again: the
-// predecessor may have been a waiter that crashed, not the holder.
+// Contenders are ordered by the sequence suffix ZooKeeper appends to their
+// node names, never by the whole name (names begin with a random GUID), nor
+// by the order a listing comes in (ZooKeeper lists children in no
+// particular order). A waiter watches only its predecessor (a GetW on that
+// one node, never a watch on the directory's children), so a release wakes
+// exactly one waiter. When the predecessor goes the waiter lists the
+// directory again: the predecessor may have been a waiter that crashed, not
+// the holder.
+//
+// # The sequence counter's wrap
+//
+// ZooKeeper's counter is a signed int32 printed as "%010d": after
+// 2147483647 come "-2147483648" and, from "-999999999" on, a sign and nine
+// digits ("-000000005"). The Mutex reads the sign and compares sequence
+// numbers as serial numbers on the 32-bit counter (RFC 1982): of two
+// contenders, the one fewer than 2^31 creates older is ahead, across the
+// wrap too. That holds while the oldest contender in the queue is fewer
+// than 2^31 creates in the directory older than the newest. A '-' right
+// before ten digits counts as the sign unless it follows a letter or a
+// digit ("lock-0000000001" is positive). zk.Lock, kazoo and Curator do not
+// read the sign (they compare the text, or the digits after the last dash),
+// so past the wrap they order the queue otherwise: do not mix them with a
+// Mutex on a directory whose counter has wrapped.
 //
 // # Other lock implementations on the same path
 //
@@ -108,12 +125,38 @@ const (
 //
 // The Mutex deletes its node on every path that does not end in a hold: ctx
 // cancelled or past its deadline while waiting, an error after the create, a
-// TryLock that did not get the lock. Unlock during a connection loss retries
-// for a bounded time and, if that fails, keeps the hold so Unlock can be
-// called again; it never drops the state silently (CURATOR-678). No goroutine
-// of a Mutex outlives its hold: the one watching the node ends with Unlock or
-// with the loss (the one exception: a request abandoned to a partition, see
-// Unlock).
+// TryLock that did not get the lock. A create whose reply was lost is
+// remembered by its GUID until a listing made after a sync shows its node
+// gone: a follower the client reconnects to may show such a node only
+// later.
+//
+// # A failed Unlock
+//
+// Unlock during a connection loss retries for a bounded time; if that
+// fails it never drops the state silently (CURATOR-678), nor does it keep
+// the hold. The handle is then MutexReleasing: its critical section is
+// over and Token is 0, but its node may still be in the queue and its
+// Delete still queued in the client. The release is pending until one of
+// these ends it: the next Unlock confirms it (nil, or ErrLockLost if the
+// session ended first); the next Lock or TryLock finishes it before
+// queueing afresh (it never counts up on a pending release, which may end
+// at any moment and let the next waiter in); the background deletion the
+// Mutex keeps up, as for its other orphans, removes the node; or the node's
+// deletion or the session's end is seen, which closes Lost and makes the
+// handle MutexUnlocked. So a caller that ignores Unlock's error neither
+// holds a lock it does not have nor keeps other contenders waiting.
+//
+// # Goroutines and a closed Conn
+//
+// No goroutine of a Mutex outlives its hold: the one watching the node
+// ends with Unlock, with the loss, or with a pending release's end (the one
+// exception: a request abandoned to a partition, see Unlock). Once the Conn
+// is closed, Lock, TryLock and Unlock fail at once with zk.ErrClosing: the
+// Mutex learns of the Close from go-zookeeper's zk.ErrClosing, or from two
+// requests in a row failing at once with zk.ErrConnectionClosed while the
+// Conn is in StateDisconnected (a Conn that is merely disconnected holds new
+// requests and shows StateConnecting), and a hold's goroutine ends when
+// its Conn has been in StateDisconnected for the retry timeout.
 //
 // # Traffic
 //
@@ -294,7 +337,9 @@ func NewMutex(conn Conn, path string, opts ...MutexOption) *Mutex {
 
 // Lock blocks until the handle holds the lock, ctx is done, or an error
 // occurs that retrying cannot fix. On a handle that already holds the lock it
-// counts up and returns nil at once. On any error the handle's node is gone
+// counts up and returns nil at once; on one whose release is pending
+// (MutexReleasing) it first finishes the release, and then queues afresh
+// behind whoever got the lock meanwhile. On any error the handle's node is gone
 // (or, if even the deletion failed, will be retried by the next Lock) and
 // the error is returned: ctx.Err() if ctx ended the wait, zk.ErrClosing if the
 // Conn was closed meanwhile, or the ZooKeeper error. A session that expires
@@ -314,7 +359,8 @@ func (m *Mutex) Lock(ctx context.Context) error {
 
 // TryLock takes the lock only if it is free now, and never queues: it
 // returns false, with its node already deleted, when any contender is ahead.
-// On a handle that already holds the lock it counts up and returns true.
+// On a handle that already holds the lock it counts up and returns true; on
+// one whose release is pending it first finishes the release, as Lock does.
 func (m *Mutex) TryLock(ctx context.Context) (bool, error) {
 	return m.lock(ctx, false)
 }
