@@ -177,7 +177,7 @@ func (c *Conn) Member() int {
 // dials the next server of its list. It does not drop the connection: it
 // takes effect at the next reconnect, whatever causes it — a lost reply, a
 // partition noticed, a stopped member, an expiry. A Conn made WithMember
-// is pinned to member i from then on.
+// is pinned to member i from that reconnect on.
 //
 // The member takes the client as ZooKeeper's processConnectRequest does: a
 // server whose last zxid is behind the client's last-seen one refuses it
