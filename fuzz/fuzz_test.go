@@ -143,15 +143,16 @@ func (w watchLeaker) Lock(ctx context.Context) error {
 	return nil
 }
 
-// nodeLeaker is a sound lock that leaves a persistent node in the lock's
-// directory each time it unlocks.
+// nodeLeaker is a sound lock that leaves a persistent node next to the
+// lock's directory each time it unlocks. Not in it: a name ending in ten
+// digits there would be taken for a contender, and block the queue.
 type nodeLeaker struct{ *queueLock }
 
 func (n nodeLeaker) Unlock() error {
 	if err := n.queueLock.Unlock(); err != nil {
 		return err
 	}
-	_, _ = n.conn.Create(n.dir+"/released-", nil, zk.FlagSequence, openACL)
+	_, _ = n.conn.Create(n.dir+"-released-", nil, zk.FlagSequence, openACL)
 	return nil
 }
 
