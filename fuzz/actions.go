@@ -30,6 +30,7 @@ const (
 	actCatchUp                       // a lagging follower catches up
 	actClose                         // a client's process closes its Conn, calls Unlock and Lock once more, and ends
 	actCancel                        // a client's waiting Lock is cancelled
+	actDeleteNode                    // someone else deletes a client's node in the lock's directory
 	numActionKinds
 )
 
@@ -49,6 +50,7 @@ var actionWeights = [numActionKinds]int{
 	actCatchUp:     2,
 	actClose:       2,
 	actCancel:      3,
+	actDeleteNode:  2,
 }
 
 // noticeStep is the step in which time passes while a heal or a thaw
@@ -119,13 +121,15 @@ func (a action) GoString() string {
 		return c + " closes its Conn"
 	case actCancel:
 		return c + " cancels its Lock"
+	case actDeleteNode:
+		return c + "'s node is deleted by someone else"
 	case actAdvance:
 		return "time passes " + advances[a.span].String()
 	case actLoseRequest:
 		return c + " moves; its request is lost"
 	case actLoseReply:
 		if a.span > 0 {
-			return fmt.Sprintf("%s moves; its reply is lost, and it reconnects to member %d", c, a.span)
+			return c + " moves; its reply is lost, and it reconnects to a lagging follower"
 		}
 		return c + " moves; its reply is lost"
 	case actPartition:
@@ -169,11 +173,11 @@ func actionGen(n int) *rapid.Generator[action] {
 		case actMove:
 			a.span = rapid.IntRange(0, int(howDraws)-1).Draw(t, "how")
 		case actLoseReply:
-			// Which member of an ensemble the client reconnects to: 0 is
-			// the one it was on. go-zookeeper learns zxids only from the
-			// replies it reads, so after a lost reply it may land on a
-			// follower that has not applied the write yet, and see the
-			// write only later.
+			// Whether the client reconnects to a lagging follower of an
+			// ensemble (1 or 2; 0 is its own member). go-zookeeper learns
+			// zxids only from the replies it reads, so after a lost reply
+			// it may land on a follower that has not applied the write
+			// yet, and see the write only later.
 			a.span = rapid.IntRange(0, 2).Draw(t, "reconnect to")
 		case actAdvance:
 			a.span = rapid.IntRange(0, len(advances)-1).Draw(t, "span")
@@ -209,6 +213,8 @@ func (h *harness) apply(a action) {
 		inc.closed, inc.closedStep = true, h.cur.index
 		h.fault(inc, "close", "Conn closed")
 		h.settle()
+	case actDeleteNode:
+		h.deleteNode(s)
 	case actCancel:
 		// Not the one Lock of a process whose Conn is closed: it must
 		// fail by itself.
@@ -354,9 +360,19 @@ func (h *harness) move(s *slot, loss *zkfake.ReplyLoss) {
 	rule.SessionID, rule.Nth = o.inc.conn.SessionID(), 1
 	remove := h.srv.LoseReplies(rule)
 	h.fault(o.inc, linearizability.FaultLostReply, where)
-	if m := h.reconnectTo; m > 0 && h.members > 1 && m%h.members != o.inc.conn.Member() {
-		o.inc.conn.ReconnectTo(m % h.members)
-		h.note("%s's next reconnect goes to member %d%s", o.name(), m%h.members, map[bool]string{true: ", which lags", false: ""}[h.lagging[m%h.members]])
+	if m := h.reconnectTo; m > 0 && h.members > 2 && loss.Applied {
+		// A follower other than the client's own, made to lag if it does
+		// not: there the write the client never heard of shows up late.
+		if m == o.inc.conn.Member() {
+			m = 3 - m
+		}
+		if !h.lagging[m] {
+			h.srv.SetLagging(m, true)
+			h.lagging[m] = true
+			h.note("follower %d starts lagging", m)
+		}
+		o.inc.conn.ReconnectTo(m)
+		h.note("%s's next reconnect goes to follower %d, which lags", o.name(), m)
 	}
 	if loss.Applied {
 		h.tally.LostReplies++

@@ -3,8 +3,10 @@ package fuzz
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
+	"github.com/zksim/zksim/linearizability"
 	"github.com/zksim/zksim/recipe"
 )
 
@@ -191,6 +193,88 @@ func (w how) unlockCall() string {
 		return fmt.Sprintf("UnlockContext with a deadline of %v", d)
 	}
 	return "Unlock"
+}
+
+// deleteNode deletes s's nodes in the lock's directory through a session
+// of the harness's own, as an operator or a buggy program would. If s was
+// holding, or about to, its hold ends there (a Revoke in the history): it
+// may go on in its critical section unaware, and another client may take
+// the lock meanwhile, which is no violation. A client with no node lets
+// the next client move instead.
+func (h *harness) deleteNode(s *slot) {
+	inc := s.inc
+	session := inc.conn.SessionID()
+	var nodes []string
+	for _, p := range h.srv.Ephemerals(session) {
+		if strings.HasPrefix(p, lockPath+"/") {
+			nodes = append(nodes, p)
+		}
+	}
+	if len(nodes) == 0 || inc.partitioned || inc.paused {
+		h.move(s, nil)
+		return
+	}
+	h.begin(fmt.Sprintf("someone else deletes %s's node%s in %s", s.name(), map[bool]string{true: "s", false: ""}[len(nodes) > 1], lockPath))
+	if h.admin == nil {
+		admin, _, err := h.srv.Connect(baseTimeout)
+		if err != nil {
+			panic(fmt.Sprintf("zkfuzz: connecting the harness's own session: %v", err))
+		}
+		h.admin = admin
+	}
+	for _, p := range nodes {
+		if err := h.admin.Delete(p, -1); err != nil {
+			h.note("the harness's delete %s fails: %v", stable(p), err)
+		}
+	}
+	if s.phase == phaseHolding || s.phase == phaseLocking {
+		s.revoked = true
+		at := h.stamp()
+		if h.operatorRow < 0 {
+			h.operatorRow = h.newPorcID()
+		}
+		h.ops = append(h.ops, linearizability.Operation{
+			ClientID: h.operatorRow,
+			Input:    linearizability.MutexInput{Op: linearizability.Revoke, Lock: lockPath, Session: session},
+			Output:   linearizability.MutexOutput{OK: true},
+			Call:     at,
+			Return:   at,
+		})
+	}
+	h.settle()
+}
+
+// closeAdmin closes the harness's own session, if it opened one.
+func (h *harness) closeAdmin() {
+	if h.admin != nil {
+		h.admin.Close()
+		h.admin = nil
+	}
+}
+
+// lostAlready reports whether a locker that says when its hold is lost
+// (recipe.Mutex's Lost) says so now: a careful holder checks before it
+// acts on the lock.
+func lostAlready(l Locker) bool {
+	w, ok := l.(interface{ Lost() <-chan struct{} })
+	if !ok {
+		return false
+	}
+	select {
+	case <-w.Lost():
+		return true
+	default:
+		return false
+	}
+}
+
+// describeState says what a locker that reports its state
+// (recipe.Mutex's State) reports.
+func describeState(l Locker) string {
+	if st, ok := l.(interface{ State() recipe.MutexState }); ok {
+		return fmt.Sprintf(" (its lock reports %s)", st.State())
+	}
+	return ""
 }
 
 // checkClosedConn counts a request a process makes on a Conn it closed:

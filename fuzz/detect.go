@@ -293,6 +293,7 @@ func (h *harness) watchedPaths() string {
 // round, and lets them finish, round robin. If nothing moves for
 // stallLimit — no Lock or Unlock returns — the case is stuck: liveness.
 func (h *harness) windDown() {
+	h.closeAdmin()
 	for _, s := range h.slots {
 		h.tick()
 		switch {

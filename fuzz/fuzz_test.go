@@ -78,7 +78,7 @@ var mutantBudgets = map[string]int{
 	"reenter-failed-unlock": 900,
 	"sequence-wrap":         150,
 	"closed-retry":          40,
-	"forget-guid":           2000,
+	"forget-guid":           700,
 	"listing-order":         60,
 }
 

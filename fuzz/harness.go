@@ -120,6 +120,8 @@ type slot struct {
 	// callSessions are the sessions the client has had since its Lock or
 	// TryLock in progress began.
 	callSessions []int64
+	// revoked: someone else deleted the client's node since its Lock began.
+	revoked bool
 }
 
 func (s *slot) name() string { return fmt.Sprintf("client %d", s.id+1) }
@@ -276,8 +278,12 @@ type harness struct {
 	faults    []linearizability.Fault
 	porcIDs   int
 	expiryRow int // porcupine client id of the row showing expiries; -1 until used
-	stampNs   int64
-	stampSub  int64
+	// operatorRow is the porcupine row of nodes deleted from outside; -1
+	// until used, and admin the session that deletes them.
+	operatorRow int
+	admin       *zkfake.Conn
+	stampNs     int64
+	stampSub    int64
 
 	resourceToken int64 // the newest token the fenced resource accepted
 	writes        int   // successful writes so far, for the poll detector
@@ -354,17 +360,18 @@ func runCase(t *rapid.T, e *engine) *caseResult {
 	schedule := rapid.SliceOfN(actionGen(clients), n, n).Draw(t, "schedule")
 
 	h := &harness{
-		e:         e,
-		t:         t,
-		srv:       zkfake.NewServer(zkfake.WithSeed(seed), zkfake.WithTickTime(tickTime), zkfake.WithEnsemble(members), zkfake.WithShuffledChildren()),
-		members:   members,
-		lagging:   map[int]bool{},
-		taken:     map[delivery]bool{},
-		start:     time.Now(),
-		fencing:   fencing,
-		expiryRow: -1,
-		sessions:  map[int64]string{},
-		end:       &caseEnd{},
+		e:           e,
+		t:           t,
+		srv:         zkfake.NewServer(zkfake.WithSeed(seed), zkfake.WithTickTime(tickTime), zkfake.WithEnsemble(members), zkfake.WithShuffledChildren()),
+		members:     members,
+		lagging:     map[int]bool{},
+		taken:       map[delivery]bool{},
+		start:       time.Now(),
+		fencing:     fencing,
+		expiryRow:   -1,
+		operatorRow: -1,
+		sessions:    map[int64]string{},
+		end:         &caseEnd{},
 	}
 	where := "a server"
 	if members > 1 {
@@ -654,7 +661,7 @@ func (h *harness) onPoint(s *slot, r *request) bool {
 		}
 		s.callSessions = s.callSessions[:0]
 		s.noteCallSession(inc.conn.SessionID())
-		s.phase = phaseLocking
+		s.phase, s.revoked = phaseLocking, false
 		s.acquireCall = h.stamp()
 		s.polls, s.lastOK = 0, false
 		h.note("%s calls %s", s.name(), r.how.lockCall())
@@ -715,7 +722,7 @@ func (h *harness) onPoint(s *slot, r *request) bool {
 		s.inCS = false
 		s.phase, s.unlockAttempts = phaseUnlocking, 0
 		s.releaseCall = h.stamp()
-		h.note("%s leaves its critical section and calls %s", s.name(), r.how.unlockCall())
+		h.note("%s leaves its critical section%s and calls %s", s.name(), describeState(inc.locker), r.how.unlockCall())
 
 	case pointReentered:
 		if r.err != nil {
@@ -790,11 +797,13 @@ func describeToken(token int64) string {
 // for — so only holders whose sessions are alive count.
 func (h *harness) checkExclusion(s *slot) {
 	live := h.liveSessions()
-	if !live[s.holdSession] {
+	if !live[s.holdSession] || s.revoked {
 		return
 	}
 	for _, o := range h.slots {
-		if o == s || !o.inCS || !live[o.holdSession] {
+		// A holder whose node someone else deleted holds nothing, though
+		// it may not know yet.
+		if o == s || !o.inCS || !live[o.holdSession] || o.revoked {
 			continue
 		}
 		step, token := h.holdSince(s.inc)
@@ -811,6 +820,10 @@ func (h *harness) checkExclusion(s *slot) {
 func (h *harness) write(s *slot) {
 	inc := s.inc
 	_, fenced := inc.locker.(Fencer)
+	if lostAlready(inc.locker) {
+		h.note("%s's lock says the hold is lost, and it skips its write", s.name())
+		return
+	}
 	token := h.token(inc)
 	if fenced && token == 0 {
 		h.note("%s has no fencing token any more (its locker knows the hold is lost) and skips its write", s.name())
@@ -908,6 +921,7 @@ func isConnectionLoss(err error) bool {
 func (h *harness) teardown() {
 	h.tick()
 	h.begin("the case ends: each live process closes its Conn, the server stops, and the clients' goroutines get time to end")
+	h.closeAdmin()
 	for _, s := range h.slots {
 		if inc := s.inc; !inc.isDead() {
 			inc.gated.leash.ended(phaseCall(s.phase))

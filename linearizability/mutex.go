@@ -33,6 +33,11 @@ const (
 	// resource, which must accept the write (OK) if the token is not older
 	// than the newest it has accepted, and reject it (not OK) otherwise.
 	Write
+	// Revoke is no client's call: someone other than the session deleted
+	// the node through which the session held the lock, which ends its
+	// hold (not the session, which may take the lock again). Its output is
+	// MutexOutput{OK: true}.
+	Revoke
 )
 
 // String names the operation.
@@ -46,6 +51,8 @@ func (o MutexOp) String() string {
 		return "release"
 	case Write:
 		return "write"
+	case Revoke:
+		return "revoke"
 	}
 	return fmt.Sprintf("MutexOp(%d)", uint8(o))
 }
@@ -167,6 +174,11 @@ func mutexStep(state, input, output any) (bool, any) {
 		default:
 			return !holds, s
 		}
+	case Revoke:
+		if s.held && s.holder == in.Session {
+			s.held, s.holder = false, 0
+		}
+		return true, s
 	case Write:
 		if in.Token == 0 {
 			// Unfenced: whatever the resource did, it must not have
@@ -236,6 +248,8 @@ func describeMutexOperation(input, output any) string {
 			if out.OK {
 				result = "accepted"
 			}
+		case Revoke:
+			result = "hold ended"
 		}
 	}
 	return fmt.Sprintf("%s → %s", in, result)
@@ -287,7 +301,8 @@ var mutexModel = porcupine.Model{
 // holds a lock at a time; a hold ends with Release or with the holder's
 // session expiry; fencing tokens grow with each acquisition; an unfenced
 // resource is written only by the holder, and a fenced one accepts exactly
-// the writes whose token is not older than the newest it accepted. Each lock
+// the writes whose token is not older than the newest it accepted; a Revoke
+// (the holder's node deleted by someone else) ends a hold too. Each lock
 // is checked separately; session expiries apply to all.
 //
 // A timeout of 0 means no limit; when it runs out the outcome is [Unknown].
@@ -299,7 +314,7 @@ func CheckMutex(h History, timeout time.Duration) (Result, error) {
 		switch in := op.Input.(type) {
 		case SessionExpiry:
 		case MutexInput:
-			if in.Op < Acquire || in.Op > Write {
+			if in.Op < Acquire || in.Op > Revoke {
 				return Result{}, fmt.Errorf("linearizability: unknown mutex operation %d", in.Op)
 			}
 			switch op.Output.(type) {

@@ -22,6 +22,10 @@ func release(session int64) linearizability.MutexInput {
 	return linearizability.MutexInput{Op: linearizability.Release, Lock: lockPath, Session: session}
 }
 
+func revoke(session int64) linearizability.MutexInput {
+	return linearizability.MutexInput{Op: linearizability.Revoke, Lock: lockPath, Session: session}
+}
+
 func write(session, token int64) linearizability.MutexInput {
 	return linearizability.MutexInput{Op: linearizability.Write, Lock: lockPath, Session: session, Token: token}
 }
@@ -107,6 +111,18 @@ func TestMutexHandBuilt(t *testing.T) {
 			expire(1, 12, 60).
 			op(1, 15, 30, acquire(2), ok(2)),
 			linearizability.Ok},
+		{"a revoked hold lets the next one in", new(builder).
+			op(0, 0, 10, acquire(1), ok(1)).
+			op(2, 20, 20, revoke(1), ok(0)).
+			op(1, 15, 30, acquire(2), ok(2)).
+			op(1, 32, 35, release(2), ok(0)).
+			op(0, 40, 50, acquire(1), ok(3)),
+			linearizability.Ok},
+		{"a revoke ends only the holder's hold", new(builder).
+			op(0, 0, 10, acquire(1), ok(1)).
+			op(2, 20, 20, revoke(3), ok(0)).
+			op(1, 25, 30, acquire(2), ok(2)),
+			linearizability.Illegal},
 		{"locks are independent", new(builder).
 			op(0, 0, 10, acquire(1), ok(0)).
 			op(1, 20, 30, linearizability.MutexInput{Op: linearizability.Acquire, Lock: "/other", Session: 2}, ok(0)),
