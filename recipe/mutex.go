@@ -161,7 +161,8 @@ const (
 // # Traffic
 //
 // Uncontended, Lock sends 3 requests (create, GetW on the own node,
-// list) and Unlock 1. A waiter adds a GetW on its predecessor and one more
+// list) and Unlock 1; TryLock sends a sync and a listing first. A waiter
+// adds a GetW on its predecessor and one more
 // listing per wakeup, however long the queue. A release delivers two watch
 // events: one to the next waiter, one to the releaser itself through the
 // watch on its own node that Lost relies on.
@@ -190,6 +191,9 @@ type Mutex struct {
 	hold    *hold    // nil when the handle holds nothing
 	orphans []orphan // own nodes to delete; see orphans.go
 	reaping bool     // the background reaper of orphans is running
+	// reapStrikes counts the reaper's requests in a row that found the
+	// Conn looking closed (see closedBy).
+	reapStrikes int
 
 	// closed is set once the Mutex knows its Conn was closed (see
 	// closedBy): from then on its calls fail at once with errConnClosed.
@@ -359,6 +363,8 @@ func (m *Mutex) Lock(ctx context.Context) error {
 
 // TryLock takes the lock only if it is free now, and never queues: it
 // returns false, with its node already deleted, when any contender is ahead.
+// It looks at the queue after a sync, so that a lagging follower's stale
+// listing cannot make it report a free lock as taken.
 // On a handle that already holds the lock it counts up and returns true; on
 // one whose release is pending it first finishes the release, as Lock does.
 func (m *Mutex) TryLock(ctx context.Context) (bool, error) {
@@ -658,12 +664,12 @@ func (m *Mutex) reenter(ctx context.Context) (bool, error) {
 // busy reports whether the lock has any contender now, so TryLock can give
 // up without putting a node in the queue (which would wake whoever is
 // queued behind it when it is deleted again).
+//
+// The listing follows a sync: a follower that lags may still list nodes
+// that are gone, and an answer read there would say the lock is taken when
+// it was free for the whole call.
 func (m *Mutex) busy(ctx context.Context) (bool, error) {
-	var children []string
-	err := m.retryLoss(ctx, m.cfg.retryTimeout, func() (err error) {
-		children, _, err = m.conn.Children(m.dir)
-		return err
-	})
+	children, err := m.syncedChildren(ctx)
 	if errors.Is(err, zk.ErrNoNode) {
 		return false, nil
 	}

@@ -82,14 +82,15 @@ func (m *Mutex) retryOrphans() int {
 
 // settleOrphan deletes an orphan, or finds it needs no deleting, and
 // reports whether it is settled. A Conn known to be closed settles every
-// orphan: closing the session deletes its ephemeral nodes.
+// orphan: closing the session deletes its ephemeral nodes. The rounds of
+// the reaper count as the retries closedBy needs to tell a closed Conn.
 func (m *Mutex) settleOrphan(o orphan) bool {
 	if m.closed.Load() {
 		return true
 	}
 	if o.node != "" {
 		err := m.conn.Delete(o.node, -1)
-		return err == nil || goneWithSession(err)
+		return err == nil || goneWithSession(err) || m.reaperSaw(err)
 	}
 	// A node known only by its GUID is settled once a listing shows none,
 	// or every one found is deleted. The listing must follow a sync: the
@@ -98,14 +99,14 @@ func (m *Mutex) settleOrphan(o orphan) bool {
 	// node would appear there later, owned by a live session, and block
 	// the queue for good.
 	if _, err := m.conn.Sync(m.dir); err != nil {
-		return errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrClosing)
+		return errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrClosing) || m.reaperSaw(err)
 	}
 	children, _, err := m.conn.Children(m.dir)
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
 		return true
 	case err != nil:
-		return false
+		return m.reaperSaw(err)
 	}
 	mark := protectedPrefix + o.guid + "-"
 	settled := true
@@ -114,11 +115,20 @@ func (m *Mutex) settleOrphan(o orphan) bool {
 		if !strings.HasPrefix(name, mark) || node == o.keep {
 			continue
 		}
-		if err := m.conn.Delete(node, -1); err != nil && !goneWithSession(err) {
+		if err := m.conn.Delete(node, -1); err != nil && !goneWithSession(err) && !m.reaperSaw(err) {
 			settled = false
 		}
 	}
 	return settled
+}
+
+// reaperSaw counts a failed request of the reaper against the Conn (see
+// closedBy) and reports whether the Conn is now known to be closed.
+func (m *Mutex) reaperSaw(err error) bool {
+	m.mu.Lock()
+	m.reapStrikes = m.closedBy(err, m.reapStrikes)
+	m.mu.Unlock()
+	return m.closed.Load()
 }
 
 // syncedChildren lists the lock's directory after a sync, so that the
