@@ -30,7 +30,7 @@ const (
 	actCatchUp                       // a lagging follower catches up
 	actClose                         // a client's process closes its Conn, calls Unlock and Lock once more, and ends
 	actCancel                        // a client's waiting Lock is cancelled
-	actDeleteNode                    // someone else deletes a client's node in the lock's directory
+	actDeleteNode                    // someone else deletes a client's node in the lock's directory, or writes to it
 	numActionKinds
 )
 
@@ -122,6 +122,9 @@ func (a action) GoString() string {
 	case actCancel:
 		return c + " cancels its Lock"
 	case actDeleteNode:
+		if a.span > 0 {
+			return c + "'s node is written to by someone else"
+		}
 		return c + "'s node is deleted by someone else"
 	case actAdvance:
 		return "time passes " + advances[a.span].String()
@@ -172,6 +175,8 @@ func actionGen(n int) *rapid.Generator[action] {
 		switch kind {
 		case actMove:
 			a.span = rapid.IntRange(0, int(howDraws)-1).Draw(t, "how")
+		case actDeleteNode:
+			a.span = rapid.IntRange(0, 1).Draw(t, "write instead")
 		case actLoseReply:
 			// Whether the client reconnects to a lagging follower of an
 			// ensemble (1 or 2; 0 is its own member). go-zookeeper learns
@@ -214,7 +219,7 @@ func (h *harness) apply(a action) {
 		h.fault(inc, "close", "Conn closed")
 		h.settle()
 	case actDeleteNode:
-		h.deleteNode(s)
+		h.touchNode(s, a.span > 0)
 	case actCancel:
 		// Not the one Lock of a process whose Conn is closed: it must
 		// fail by itself.

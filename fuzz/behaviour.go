@@ -195,13 +195,15 @@ func (w how) unlockCall() string {
 	return "Unlock"
 }
 
-// deleteNode deletes s's nodes in the lock's directory through a session
-// of the harness's own, as an operator or a buggy program would. If s was
-// holding, or about to, its hold ends there (a Revoke in the history): it
-// may go on in its critical section unaware, and another client may take
-// the lock meanwhile, which is no violation. A client with no node lets
-// the next client move instead.
-func (h *harness) deleteNode(s *slot) {
+// touchNode deletes s's nodes in the lock's directory, or with write sets
+// their data, through a session of the harness's own, as an operator or a
+// buggy program would. A write changes nothing of the lock (but fires the
+// watches on the nodes). A deletion ends the hold of s, if it was holding
+// or about to (a Revoke in the history): it may go on in its critical
+// section unaware, and another client may take the lock meanwhile, which
+// is no violation. A client with no node lets the next client move
+// instead.
+func (h *harness) touchNode(s *slot, write bool) {
 	inc := s.inc
 	session := inc.conn.SessionID()
 	var nodes []string
@@ -214,7 +216,11 @@ func (h *harness) deleteNode(s *slot) {
 		h.move(s, nil)
 		return
 	}
-	h.begin(fmt.Sprintf("someone else deletes %s's node%s in %s", s.name(), map[bool]string{true: "s", false: ""}[len(nodes) > 1], lockPath))
+	verb := "deletes"
+	if write {
+		verb = "writes to"
+	}
+	h.begin(fmt.Sprintf("someone else %s %s's node%s in %s", verb, s.name(), map[bool]string{true: "s", false: ""}[len(nodes) > 1], lockPath))
 	if h.admin == nil {
 		admin, _, err := h.srv.Connect(baseTimeout)
 		if err != nil {
@@ -223,11 +229,17 @@ func (h *harness) deleteNode(s *slot) {
 		h.admin = admin
 	}
 	for _, p := range nodes {
-		if err := h.admin.Delete(p, -1); err != nil {
-			h.note("the harness's delete %s fails: %v", stable(p), err)
+		var err error
+		if write {
+			_, err = h.admin.Set(p, []byte("touched"), -1)
+		} else {
+			err = h.admin.Delete(p, -1)
+		}
+		if err != nil {
+			h.note("the harness's %s %s fails: %v", verb, stable(p), err)
 		}
 	}
-	if s.phase == phaseHolding || s.phase == phaseLocking {
+	if !write && (s.phase == phaseHolding || s.phase == phaseLocking) {
 		s.revoked = true
 		at := h.stamp()
 		if h.operatorRow < 0 {
@@ -273,6 +285,15 @@ func lostAlready(l Locker) bool {
 func describeState(l Locker) string {
 	if st, ok := l.(interface{ State() recipe.MutexState }); ok {
 		return fmt.Sprintf(" (its lock reports %s)", st.State())
+	}
+	return ""
+}
+
+// describePath names the lock a locker that says so (recipe.Mutex's Path)
+// says it takes, when that is not the lock's directory.
+func describePath(l Locker) string {
+	if p, ok := l.(interface{ Path() string }); ok && p.Path() != lockPath {
+		return " on " + p.Path()
 	}
 	return ""
 }

@@ -241,6 +241,9 @@ func (h *harness) leftovers() []node {
 	for p := lockPath; p != "/" && p != ""; p = p[:strings.LastIndexByte(p, '/')] {
 		allowed[p] = true
 	}
+	for _, p := range h.foreign {
+		allowed[p] = true
+	}
 	var left []node
 	for _, n := range h.tree() {
 		if !allowed[n.path] {

@@ -366,6 +366,9 @@ func (g *gatedConn) forward(path string, in <-chan zk.Event) <-chan zk.Event {
 			return
 		}
 		arrived := time.Now()
+		if !inc.awaitHandOver(fmt.Sprintf("%s\x00%d", stable(path), ev.Type)) {
+			return
+		}
 		select {
 		case out <- ev:
 			inc.mu.Lock()
@@ -375,6 +378,57 @@ func (g *gatedConn) forward(path string, in <-chan zk.Event) <-chan zk.Event {
 		}
 	}()
 	return out
+}
+
+// A client's locker may wait on several watches at once, and the server may
+// fire several of them at one instant (a session's end, a Close, a node and
+// its neighbour deleted together). Were they all handed over as they came,
+// which one the locker saw first would be up to the Go scheduler: so the
+// harness hands them over one at a time, in a fixed order, letting the
+// locker act on each before the next (see handOver).
+
+// handOverWait is one watch event waiting for the harness.
+type handOverWait struct {
+	key string
+	go_ chan struct{}
+}
+
+// awaitHandOver waits until the harness hands the event named key over, and
+// reports false if the incarnation died first.
+func (inc *incarnation) awaitHandOver(key string) bool {
+	w := handOverWait{key: key, go_: make(chan struct{})}
+	inc.mu.Lock()
+	if inc.dead {
+		inc.mu.Unlock()
+		return false
+	}
+	inc.handOvers = append(inc.handOvers, w)
+	inc.mu.Unlock()
+	select {
+	case <-w.go_:
+		return true
+	case <-inc.killed:
+		return false
+	}
+}
+
+// handOver hands over the first waiting watch event, in key order, and
+// reports whether there was one.
+func (inc *incarnation) handOver() bool {
+	inc.mu.Lock()
+	defer inc.mu.Unlock()
+	if len(inc.handOvers) == 0 {
+		return false
+	}
+	first := 0
+	for i, w := range inc.handOvers {
+		if w.key < inc.handOvers[first].key {
+			first = i
+		}
+	}
+	close(inc.handOvers[first].go_)
+	inc.handOvers = append(inc.handOvers[:first], inc.handOvers[first+1:]...)
+	return true
 }
 
 // delivery names a watch event as the server's log does: the session it

@@ -107,7 +107,7 @@ func TestNeverHang(t *testing.T) {
 		want      Detector
 		says      []string // in the summary
 	}{
-		{"Lock ignores ctx and spins on a failing call", queue(func(q *queueLock) Locker { return ctxIgnorer{q} }), Liveness, []string{"no Lock or Unlock returned"}},
+		{"Lock ignores ctx and spins on a failing call", queue(func(q *queueLock) Locker { return ctxIgnorer{q} }), Liveness, []string{"'s Lock"}},
 		{"Unlock fails at once for ever", queue(func(q *queueLock) Locker { return failingUnlock{q} }), Liveness, []string{"client 1"}},
 		{"Unlock loops inside on a failing call", queue(func(q *queueLock) Locker { return loopingUnlock{q} }), Liveness, []string{"Unlock"}},
 		{"Unlock loops on a timer for ever", queue(func(q *queueLock) Locker { return sleepingUnlock{q} }), Liveness, []string{"Unlock"}},

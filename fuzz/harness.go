@@ -150,8 +150,9 @@ type incarnation struct {
 	mu        sync.Mutex
 	pending   []*request
 	completed []completion
-	taken     []delivery    // watch events the locker took from its channels
-	killed    chan struct{} // closed when the incarnation dies
+	taken     []delivery     // watch events the locker took from its channels
+	handOvers []handOverWait // watch events waiting to be handed to the locker
+	killed    chan struct{}  // closed when the incarnation dies
 	dead      bool
 	panicked  string // what the locker panicked with
 	stack     string // and where
@@ -292,6 +293,7 @@ type harness struct {
 	nSteps        int
 	taken         map[delivery]bool // watch events lockers took
 	members       int               // the ensemble's size
+	foreign       []string          // children of the lock's directory that are no contenders
 	lagging       map[int]bool      // the followers that lag
 
 	cuts  []*cut // partitions and pauses whose outcome is not known yet
@@ -378,8 +380,14 @@ func runCase(t *rapid.T, e *engine) *caseResult {
 		where = fmt.Sprintf("an ensemble of %d (sessions go to its members in turn)", members)
 	}
 	h.begin(fmt.Sprintf("%d clients start on %s, each with a session of its own%s, and loop: Lock, critical section%s, Unlock", clients, where, describeLong(long), map[bool]string{true: " (writing to a fenced resource)", false: ""}[fencing]))
-	if sequence != 0 {
-		h.startSequence(sequence)
+	// The lock's directory may hold children that are no contenders: a
+	// name without a sequence number, and one whose ten digits are no
+	// int32, so no sequence number ZooKeeper makes.
+	if foreign := rapid.Bool().Draw(t, "foreign children"); foreign || sequence != 0 {
+		if foreign {
+			h.foreign = []string{lockPath + "/readme", lockPath + "/snapshot-9999999999"}
+		}
+		h.prepareDirectory(sequence)
 	}
 	if e.lagFromStart {
 		for member := 1; member < members; member++ {
@@ -415,22 +423,29 @@ func runCase(t *rapid.T, e *engine) *caseResult {
 	return h.result()
 }
 
-// startSequence makes the lock's directory and starts its sequence
-// counter at n, through a session of the harness's own that it closes
-// again.
-func (h *harness) startSequence(n int32) {
+// prepareDirectory makes the lock's directory with its foreign children
+// and, unless n is 0, starts its sequence counter at n, through a session
+// of the harness's own that it closes again.
+func (h *harness) prepareDirectory(n int32) {
 	admin, _, err := h.srv.Connect(baseTimeout)
-	if err == nil {
-		_, err = admin.Create(lockPath, nil, 0, zk.WorldACL(zk.PermAll))
+	for _, p := range append([]string{lockPath}, h.foreign...) {
+		if err == nil {
+			_, err = admin.Create(p, nil, 0, zk.WorldACL(zk.PermAll))
+		}
 	}
-	if err == nil {
+	if err == nil && n != 0 {
 		err = h.srv.SetSequence(lockPath, n)
 	}
 	if err != nil {
-		panic(fmt.Sprintf("zkfuzz: starting %s's sequence counter at %d: %v", lockPath, n, err))
+		panic(fmt.Sprintf("zkfuzz: preparing %s: %v", lockPath, err))
 	}
 	admin.Close()
-	h.note("%s is made, its sequence counter set to %d", lockPath, n)
+	if len(h.foreign) > 0 {
+		h.note("%s is made, with children that are no contenders: %s", lockPath, strings.Join(h.foreign, ", "))
+	}
+	if n != 0 {
+		h.note("%s's sequence counter is set to %d", lockPath, n)
+	}
 }
 
 // describeLong says which clients have long sessions.
@@ -503,6 +518,18 @@ func (h *harness) noteSession(inc *incarnation) {
 // takes in what the clients did meanwhile.
 func (h *harness) settle() {
 	synctest.Wait()
+	// Watch events fired together reach each locker one at a time.
+	for handed := true; handed; {
+		handed = false
+		for _, inc := range h.incs {
+			if inc.handOver() {
+				handed = true
+			}
+		}
+		if handed {
+			synctest.Wait()
+		}
+	}
 	for _, s := range h.slots {
 		inc := s.inc
 		for _, c := range inc.drain() {
@@ -664,7 +691,7 @@ func (h *harness) onPoint(s *slot, r *request) bool {
 		s.phase, s.revoked = phaseLocking, false
 		s.acquireCall = h.stamp()
 		s.polls, s.lastOK = 0, false
-		h.note("%s calls %s", s.name(), r.how.lockCall())
+		h.note("%s calls %s%s", s.name(), r.how.lockCall(), describePath(inc.locker))
 
 	case pointLocked:
 		// Lock returned when the client registered this point, at the

@@ -255,29 +255,47 @@ func (m *Mutex) queue(ctx context.Context, c created, wait bool) (h *hold, again
 			return m.abandon(c.node, err)
 		}
 
-	wait:
 		for {
+			var pred, own *zk.Event
 			select {
 			case ev := <-predWatch:
-				if m.cfg.wakeHook != nil {
-					m.cfg.wakeHook(ev)
-				}
-				if ev.Type == zk.EventNotWatching {
-					return m.abandon(c.node, ev.Err)
-				}
-				// Deleted (or changed): the predecessor may have been a
-				// waiter that crashed, not the holder, so look again.
-				break wait
+				pred = &ev
 			case ev := <-self:
-				if done, again, err := m.ownEvent(ctx, c.node, session, ev, &self); done {
-					return nil, again, err
-				}
+				own = &ev
 			case <-ctx.Done():
+			}
+			// Several of these may be ready at once, and select picks one
+			// at random: the cancellation wins whichever it picked. Events
+			// of the own node and of the predecessor delivered together
+			// (a deletion of both, say) may arrive in either order, so
+			// either deletion leads the same way: a new listing, which
+			// tells whether the own node is still there.
+			if ctx.Err() != nil {
 				if err := m.cleanup(c.node); err != nil {
 					return nil, false, errors.Join(ctx.Err(), err)
 				}
 				return nil, false, ctx.Err()
 			}
+			if own != nil && own.Type == zk.EventNodeDeleted {
+				break
+			}
+			if own != nil {
+				if done, again, err := m.ownEvent(ctx, c.node, session, *own, &self); done {
+					return nil, again, err
+				}
+			}
+			if pred == nil {
+				continue
+			}
+			if m.cfg.wakeHook != nil {
+				m.cfg.wakeHook(*pred)
+			}
+			if pred.Type == zk.EventNotWatching {
+				return m.abandon(c.node, pred.Err)
+			}
+			// Deleted (or changed): the predecessor may have been a
+			// waiter that crashed, not the holder, so look again.
+			break
 		}
 	}
 }

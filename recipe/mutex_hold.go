@@ -32,6 +32,12 @@ func (m *Mutex) watchHold(h *hold) {
 		case <-h.stop:
 			return
 		case ev := <-watch:
+			if stopped(h) {
+				// Unlock is done with the hold: whatever the event says
+				// is its business now (select picks at random among
+				// ready cases; the outcome must not depend on it).
+				return
+			}
 			watch = nil
 			switch ev.Type {
 			case zk.EventNodeDeleted:
@@ -91,6 +97,16 @@ func (m *Mutex) watchHold(h *hold) {
 	}
 }
 
+// stopped reports whether Unlock has told the watching to stop.
+func stopped(h *hold) bool {
+	select {
+	case <-h.stop:
+		return true
+	default:
+		return false
+	}
+}
+
 // nodeGone handles the deletion of the hold's node and reports whether the
 // hold is over, so that the watching can end. While Unlock deletes the node
 // the deletion is expected, and that Unlock finishes the release. While a
@@ -126,9 +142,17 @@ func (m *Mutex) lose(h *hold) {
 		m.mu.Unlock()
 		return
 	}
-	if h.pending && !h.releasing {
+	switch {
+	case h.pending && !h.releasing:
 		m.mu.Unlock()
 		m.settle(h, ErrLockLost)
+		return
+	case h.pending:
+		// The Unlock or Lock finishing the release learns of it and
+		// reports it; a pending release is no hold, and its loss no
+		// news to the listener.
+		h.markLost()
+		m.mu.Unlock()
 		return
 	}
 	h.markLost()

@@ -95,10 +95,10 @@ func pause(ctx context.Context, d time.Duration) error {
 	defer timer.Stop()
 	select {
 	case <-ctx.Done():
-		return ctx.Err()
 	case <-timer.C:
-		return nil
 	}
+	// Both may be ready at once: ctx wins, whichever select picked.
+	return ctx.Err()
 }
 
 // callBounded runs op but stops waiting for it when ctx is done, returning
@@ -124,6 +124,13 @@ func callBounded(ctx context.Context, op func() error) (err error, abandoned boo
 	case err := <-result:
 		return err, false
 	case <-ctx.Done():
-		return ctx.Err(), true
+		// Both may be ready at once: the answer wins, whichever select
+		// picked.
+		select {
+		case err := <-result:
+			return err, false
+		default:
+			return ctx.Err(), true
+		}
 	}
 }
