@@ -57,7 +57,7 @@ fuzz:
 # of recipe.Mutex (FUZZ_COVERAGE_CASES cases, seed 1, run in a temporary
 # directory and without a fail file), and prints go tool cover's
 # per-function listing, then the statement coverage over every function
-# and over the functions that matter (internal/covfigure: String methods
+# and over the functions that matter (cmd/covfigure: String methods
 # and With... option setters left out, and named). It exits 1 if the
 # campaign found something, after printing the coverage all the same.
 FUZZ_COVERAGE_CASES ?= 3000
@@ -71,7 +71,7 @@ fuzz-coverage:
 	(cd "$$dir" && GOCOVERDIR="$$dir/cover" ./zkfuzz -cases=$(FUZZ_COVERAGE_CASES) -seed=1 -quiet -nofailfile) || status=$$?; \
 	$(GO) tool covdata textfmt -pkg=github.com/zksim/zksim/recipe -i="$$dir/cover" -o="$$dir/recipe.cover"; \
 	$(GO) tool cover -func="$$dir/recipe.cover"; \
-	$(GO) run ./internal/covfigure "$$dir/recipe.cover"; \
+	$(GO) run ./cmd/covfigure "$$dir/recipe.cover"; \
 	exit $$status
 
 # `make bench` benchmarks the fake and, when ZK_SERVERS names an ensemble

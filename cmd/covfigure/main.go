@@ -2,7 +2,7 @@
 // `make fuzz-coverage`: the statements each function has and how many of
 // them ran, and the statement coverage over the functions that matter.
 //
-//	go run ./internal/covfigure [-pkg import/path] profile
+//	go run ./cmd/covfigure [-pkg import/path] profile
 //
 // `go tool cover -func` gives each function's percentage, not its
 // statement count, so it cannot weigh functions into a total of a chosen
