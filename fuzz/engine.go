@@ -91,6 +91,9 @@ func (e *engine) property(t *rapid.T) {
 	}
 	e.failures.Add(1)
 	e.firstFail.CompareAndSwap(0, run)
+	if e.survey || t.Output() != io.Discard {
+		c.explainFinding(f)
+	}
 	// rapid runs a case silently while it searches and shrinks, and once
 	// more with its output shown at the end: only then is the story worth
 	// printing and the HTML report worth writing.

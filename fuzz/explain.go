@@ -11,13 +11,17 @@ import (
 
 // A finding's summary says in one sentence what went wrong, naming the
 // clients, the steps of the story and the tokens. Porcupine only says that
-// no order of the history is legal; to say which operation makes it so,
-// the history is cut at the return of each claim in turn (an acquisition,
-// a TryLock that found the lock taken, a write): the first cut that is
-// illegal ends with the culprit. Cuts grow monotonically illegal: a claim
-// with a definite outcome joins a cut once it has returned, and an
-// operation whose outcome is unknown (every release is checked that way)
-// joins once it was called, since it can only add ways to order the rest.
+// no order of the history is legal. Most broken histories show why
+// plainly: two holds of different sessions that no order can separate
+// (neither could have ended before the other began), a token no newer
+// than one handed out before, a write accepted from an expired session
+// after another took the lock. When none shows, the history is cut at the
+// return of each claim in turn (an acquisition, a TryLock that found the
+// lock taken, a write) and porcupine checks the cuts: the first illegal
+// one ends with the culprit. Cuts grow monotonically illegal: a claim with
+// a definite outcome joins a cut once it has returned, and an operation
+// whose outcome is unknown (every release is checked that way) joins once
+// it was called, since it can only add ways to order the rest.
 
 // stepAt returns the story's number for the step that was under way at
 // virtual instant d since the case began.
@@ -87,14 +91,15 @@ func (h *harness) lastHold(inc *incarnation) int {
 	return -1
 }
 
-// holdSince says when inc took the hold it has: " since step N with token
-// T", or nothing if the history has no acquisition of it.
-func (h *harness) holdSince(inc *incarnation) (step int, token int64) {
+// entered says in which step of the story inc entered the critical section
+// of the hold it has (the harness records the hold as it lets the client
+// in), and with which token.
+func (h *harness) entered(inc *incarnation) (step int, token int64) {
 	i := h.lastHold(inc)
-	if i < 0 {
+	if i < 0 || i >= len(h.opSteps) {
 		return 0, 0
 	}
-	return h.opStep(i), h.ops[i].Output.(linearizability.MutexOutput).Token
+	return h.opSteps[i], h.ops[i].Output.(linearizability.MutexOutput).Token
 }
 
 // definite reports whether op's outcome is known: it took effect between
@@ -171,13 +176,17 @@ func (c *caseResult) culprit(checked linearizability.History, withWrites bool) i
 
 // explain says in one sentence which claim of the history no order
 // allows, and what stands against it; "" when it cannot tell (a history
-// from a real ensemble, which the story does not number by steps).
-func (c *caseResult) explain(withWrites bool) string {
+// from a real ensemble, which the story does not number by steps). tokens
+// says that the tokens alone break the lock's history.
+func (c *caseResult) explain(withWrites, tokens bool) string {
 	h := c.h
 	if h == nil {
 		return ""
 	}
 	ops, from := c.checkedOps(withWrites)
+	if s := c.plainly(ops, from, withWrites, tokens); s != "" {
+		return s
+	}
 	checked := linearizability.History{Operations: ops, Faults: c.faults}
 	k := c.culprit(checked, withWrites)
 	if k < 0 {
@@ -294,8 +303,71 @@ func (h *harness) otherHolder(s *slot) string {
 		if o == s || !o.inCS || !live[o.holdSession] {
 			continue
 		}
-		step, token := h.holdSince(o.inc)
-		return fmt.Sprintf(", while %s had held since step %d%s", o.name(), step, withToken(token))
+		step, token := h.entered(o.inc)
+		return fmt.Sprintf(", while %s had been in its critical section since step %d%s", o.name(), step, withToken(token))
+	}
+	return ""
+}
+
+// hold reports whether op is an acquisition that took the lock, with a
+// definite outcome.
+func hold(op linearizability.Operation) (linearizability.MutexInput, linearizability.MutexOutput, bool) {
+	in, ok := op.Input.(linearizability.MutexInput)
+	out, done := op.Output.(linearizability.MutexOutput)
+	if !ok || !done || !out.OK || !definite(op) || (in.Op != linearizability.Acquire && in.Op != linearizability.TryLock) {
+		return in, out, false
+	}
+	return in, out, true
+}
+
+// plainly looks for what breaks the history without porcupine's help,
+// and says it; "" if nothing shows plainly.
+func (c *caseResult) plainly(ops []linearizability.Operation, from []int, withWrites, tokens bool) string {
+	h := c.h
+	var holds []int
+	for i, op := range ops {
+		if _, _, ok := hold(op); ok {
+			holds = append(holds, i)
+		}
+	}
+	sort.SliceStable(holds, func(a, b int) bool { return ops[holds[a]].Return < ops[holds[b]].Return })
+	if withWrites {
+		for k, op := range ops {
+			in, ok := op.Input.(linearizability.MutexInput)
+			out, _ := op.Output.(linearizability.MutexOutput)
+			if !ok || in.Op != linearizability.Write || !out.OK {
+				continue
+			}
+			// Accepted, though another session took the lock with a newer
+			// token before it.
+			for _, j := range holds {
+				jin, jout, _ := hold(ops[j])
+				if ops[j].Return < op.Call && jin.Session != in.Session && jout.Token > in.Token {
+					return c.explainWrite(ops, from, k)
+				}
+			}
+		}
+		return ""
+	}
+	for x, j := range holds {
+		jin, jout, _ := hold(ops[j])
+		for _, i := range holds[:x] {
+			iin, iout, _ := hold(ops[i])
+			switch {
+			case tokens:
+				// i returned before j was called, so i came first; j's
+				// token must be newer (a reentrant hold keeps its own).
+				if ops[i].Return < ops[j].Call && jout.Token != 0 && jout.Token <= iout.Token && !(iin.Session == jin.Session && iout.Token == jout.Token) {
+					return fmt.Sprintf("%s acquired at step %d with token %d, no newer than token %d that %s got at step %d: a fenced resource would refuse the later holder",
+						h.porcClient(ops[j].ClientID), h.opStep(from[j]), jout.Token, iout.Token, h.porcClient(ops[i].ClientID), h.opStep(from[i]))
+				}
+			case iin.Session != jin.Session && !ended(ops, iin.Session, ops[i].Call, ops[j].Return) && !ended(ops, jin.Session, ops[j].Call, ops[i].Return):
+				// Whichever took effect first, its hold could not have
+				// ended before the other's began.
+				return fmt.Sprintf("%s acquired at step %d%s while %s had held since step %d%s, had not called Unlock, and its session %#x had not expired",
+					h.porcClient(ops[j].ClientID), h.opStep(from[j]), withToken(jout.Token), h.porcClient(ops[i].ClientID), h.opStep(from[i]), withToken(iout.Token), iin.Session)
+			}
+		}
 	}
 	return ""
 }

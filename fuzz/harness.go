@@ -276,6 +276,7 @@ type harness struct {
 	reconnectTo int
 
 	ops       []linearizability.Operation
+	opSteps   []int // for each operation record added, the story's step it was told in
 	faults    []linearizability.Fault
 	porcIDs   int
 	expiryRow int // porcupine client id of the row showing expiries; -1 until used
@@ -323,6 +324,7 @@ type caseResult struct {
 	log      []zkfake.Record // the server's event log
 	rendered string
 	tally    Faults
+	verdict  *historyVerdict // porcupine's finding, if it made one
 }
 
 // runCase draws and runs one case in the current bubble.
@@ -833,9 +835,9 @@ func (h *harness) checkExclusion(s *slot) {
 		if o == s || !o.inCS || !live[o.holdSession] || o.revoked {
 			continue
 		}
-		step, token := h.holdSince(s.inc)
-		ostep, otoken := h.holdSince(o.inc)
-		h.found(MutualExclusion, "%s acquired at step %d%s while %s had held since step %d%s, both sessions alive (%#x and %#x)",
+		step, token := h.entered(s.inc)
+		ostep, otoken := h.entered(o.inc)
+		h.found(MutualExclusion, "%s entered its critical section at step %d%s while %s had been in its own since step %d%s, both sessions alive (%#x and %#x)",
 			s.name(), step, withToken(token), o.name(), ostep, withToken(otoken), s.holdSession, o.holdSession)
 		return
 	}
@@ -882,6 +884,7 @@ func (h *harness) record(inc *incarnation, call, ret int64, in linearizability.M
 		op.Return = linearizability.Never
 	}
 	h.ops = append(h.ops, op)
+	h.opSteps = append(h.opSteps, h.cur.index+1)
 }
 
 // recordWithin adds an operation of unknown outcome that took effect, if

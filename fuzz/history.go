@@ -93,22 +93,44 @@ func (c *caseResult) checkHistory() *Finding {
 		if !illegal(withoutTokens(c.checked(false))) {
 			summary = "the fencing tokens do not grow with each acquisition: a later holder got an older token, which a fenced resource would refuse"
 		}
-		return c.historyFinding(MutualExclusion, c.explained(false, summary))
+		c.verdict = &historyVerdict{tokens: !illegal(withoutTokens(c.checked(false)))}
+		c.verdict.finding = c.historyFinding(MutualExclusion, summary)
+		return c.verdict.finding
 	}
 	if illegal(c.checked(true)) {
-		return c.historyFinding(UnfencedWrite, c.explained(true, "porcupine finds no order of the recorded writes to the protected resource that the lock and its fencing allow"))
+		c.verdict = &historyVerdict{withWrites: true}
+		c.verdict.finding = c.historyFinding(UnfencedWrite, "porcupine finds no order of the recorded writes to the protected resource that the lock and its fencing allow")
+		return c.verdict.finding
 	}
 	return nil
 }
 
-// explained puts the sentence that names the culprit first, and what
-// porcupine says after it; without a culprit (a real ensemble's history)
-// porcupine's words alone.
-func (c *caseResult) explained(withWrites bool, porcupine string) string {
-	if s := c.explain(withWrites); s != "" {
-		return stable(s + " (" + porcupine + ")")
+// historyVerdict is porcupine's finding on a case's history, until its
+// summary is explained.
+type historyVerdict struct {
+	finding    *Finding
+	withWrites bool // the writes break it, not the lock alone
+	tokens     bool // the tokens break it: without them the lock is fine
+	explained  bool
+}
+
+// explainFinding puts, in the summary of f if it is porcupine's finding,
+// the sentence that names the culprit first and porcupine's words after
+// it; without a culprit (a real ensemble's history) porcupine's words
+// stay alone. It is done only for a finding that is shown or kept: the
+// search for the culprit may take several more checks of the history,
+// which the many silent runs of shrinking need not pay for (rapid compares
+// the summaries of silent runs with each other only).
+func (c *caseResult) explainFinding(f *Finding) {
+	v := c.verdict
+	if v == nil || v.finding != f || v.explained {
+		return
 	}
-	return porcupine
+	v.explained = true
+	if s := c.explain(v.withWrites, v.tokens); s != "" {
+		f.Summary = stable(s + " (" + f.Summary + ")")
+		f.Story = c.story() + "✗ " + string(f.Detector) + ": " + f.Summary + "\n"
+	}
 }
 
 // checked returns the history to check: releases with an unknown outcome,
