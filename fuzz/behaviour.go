@@ -237,7 +237,9 @@ func (h *harness) touchNode(s *slot, write bool) {
 		}
 		if err != nil {
 			h.note("the harness's %s %s fails: %v", verb, stable(p), err)
+			continue
 		}
+		h.writes++ // a change on the server, for the poll detector
 	}
 	if !write && (s.phase == phaseHolding || s.phase == phaseLocking) {
 		s.revoked = true
@@ -262,6 +264,18 @@ func (h *harness) closeAdmin() {
 		h.admin.Close()
 		h.admin = nil
 	}
+}
+
+// lockOverlapped reports whether another client's Lock was under way at
+// some time during s's Lock call: it is now, or it returned after s's
+// began.
+func (h *harness) lockOverlapped(s *slot) bool {
+	for _, o := range h.slots {
+		if o != s && (o.phase == phaseLocking || o.lockReturned > s.acquireCall) {
+			return true
+		}
+	}
+	return false
 }
 
 // lostAlready reports whether a locker that says when its hold is lost

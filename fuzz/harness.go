@@ -122,6 +122,8 @@ type slot struct {
 	callSessions []int64
 	// revoked: someone else deleted the client's node since its Lock began.
 	revoked bool
+	// lockReturned stamps when the client's last Lock or TryLock returned.
+	lockReturned int64
 }
 
 func (s *slot) name() string { return fmt.Sprintf("client %d", s.id+1) }
@@ -704,6 +706,7 @@ func (h *harness) onPoint(s *slot, r *request) bool {
 		if r.how == howTry && r.err == nil {
 			in.Op = linearizability.TryLock
 		}
+		s.lockReturned = ret
 		// A Lock or TryLock may have held the lock for a while, and let
 		// it go again, before it returned: its node was first in the
 		// queue (and another's TryLock rightly found the lock taken), and
@@ -714,8 +717,10 @@ func (h *harness) onPoint(s *slot, r *request) bool {
 		s.noteCallSession(r.session)
 		for _, id := range s.callSessions {
 			// A TryLock that found the lock taken never had its node
-			// first in its last session.
-			if id == r.session && (r.got || r.how == howTry && r.err == nil) {
+			// first in its last session; a Lock that holds at the end
+			// held nothing before in it, unless someone deleted its
+			// node meanwhile (it queued again).
+			if id == r.session && (r.got || r.how == howTry && r.err == nil && !r.got) {
 				continue
 			}
 			h.recordWithin(inc, s.acquireCall, ret, linearizability.MutexInput{Op: linearizability.Acquire, Lock: lockPath, Session: id})
@@ -724,6 +729,17 @@ func (h *harness) onPoint(s *slot, r *request) bool {
 		switch {
 		case r.err != nil:
 			h.note("%s's %s fails: %v", s.name(), r.how.lockCall(), r.err)
+			return true
+		case !r.got && h.lockOverlapped(s):
+			// Another client's Lock was under way meanwhile: its node
+			// may have been first in the queue, the lock held in all
+			// but name, and let go again before that Lock returned
+			// holding through another node (a stray twin of a create
+			// whose reply was lost, a node someone deleted) — which no
+			// recorded operation shows. The answer claims nothing.
+			in.Op = linearizability.Acquire
+			h.record(inc, s.acquireCall, ret, in, linearizability.MutexOutput{})
+			h.note("%s's TryLock finds the lock taken", s.name())
 			return true
 		case !r.got:
 			h.record(inc, s.acquireCall, ret, in, linearizability.MutexOutput{})
