@@ -201,7 +201,7 @@ func (c *caseResult) explain(withWrites, tokens bool) string {
 		return c.explainWrite(ops, from, k)
 	}
 	if in.Op == linearizability.TryLock && !out.OK {
-		return fmt.Sprintf("%s's TryLock at step %d found the lock taken, though no order of the calls before it leaves anyone holding it", who, step)
+		return fmt.Sprintf("%s's TryLock at step %d found the lock taken, and no order of the Lock and Unlock calls and session expiries up to it allows that", who, step)
 	}
 	// A token no newer than one handed out before is wrong whoever holds.
 	if !illegal(withoutTokens(linearizability.History{Operations: before, Faults: c.faults})) {

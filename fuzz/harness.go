@@ -299,8 +299,9 @@ type harness struct {
 	foreign       []string          // children of the lock's directory that are no contenders
 	lagging       map[int]bool      // the followers that lag
 
-	cuts  []*cut // partitions and pauses whose outcome is not known yet
-	tally Faults // the faults injected, and how they ended
+	woke  map[*slot]time.Time // when each client's locker last took a watch event
+	cuts  []*cut              // partitions and pauses whose outcome is not known yet
+	tally Faults              // the faults injected, and how they ended
 
 	end *caseEnd // how far the case's ending has gone
 }
@@ -378,6 +379,7 @@ func runCase(t *rapid.T, e *engine) *caseResult {
 		operatorRow: -1,
 		sessions:    map[int64]string{},
 		end:         &caseEnd{},
+		woke:        map[*slot]time.Time{},
 	}
 	where := "a server"
 	if members > 1 {
@@ -548,6 +550,9 @@ func (h *harness) settle() {
 		inc.mu.Lock()
 		for _, d := range inc.taken {
 			h.taken[d] = true
+			if inc == inc.slot.inc && d.at.After(h.woke[inc.slot]) {
+				h.woke[inc.slot] = d.at
+			}
 		}
 		inc.taken = nil
 		inc.mu.Unlock()
@@ -944,7 +949,11 @@ func (h *harness) checkPoll(s *slot, r *request) {
 		s.polls = 0
 		return
 	}
-	if s.lastOK && r.at.After(s.lastDone) && h.signature() == s.lastSig && s.inc.conn.SessionID() == s.lastSession {
+	// A call the locker makes because a watch event woke it is no poll,
+	// whatever the event was for (a write from outside the clients does
+	// not show in the signature).
+	woken := h.woke[s].After(s.lastDone)
+	if s.lastOK && !woken && r.at.After(s.lastDone) && h.signature() == s.lastSig && s.inc.conn.SessionID() == s.lastSession {
 		s.polls++
 	} else {
 		s.polls = 0
