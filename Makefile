@@ -21,8 +21,12 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
+# Under -race the fuzz package's longest tests do less (fewer seeds, cases
+# and mutants: a case runs about ten times slower); the second line runs
+# them in full without it.
 race:
-	$(GO) test -race ./...
+	$(GO) test -race -timeout 20m ./...
+	$(GO) test -count=1 -run '^(TestMutantsFound|TestSameSeedSameHistory|TestCheckMutexFailsAndReplays)$$' ./fuzz
 
 ensemble-up:
 	@$(ENSEMBLE) up
@@ -40,14 +44,20 @@ ensemble-status:
 # -p 1 runs one package at a time: scenarios check that each write takes
 # exactly the next zxid, which holds only while nothing else writes to the
 # ensemble. For the same reason nothing else should use it meanwhile.
+#
+# No -race here: go-zookeeper v1.0.4 itself races on reconnect (its
+# sendSetWatches reads lastZxid while the new connection's recvLoop writes
+# it; go-zookeeper/zk#35, samuel/go-zookeeper#260), which real reconnects
+# with watches set trigger every other run. The project's own code runs
+# with -race in `make test`.
 test-ensemble:
 	@set -u; status=0; $(ENSEMBLE) status >/dev/null || status=$$?; \
 	if [ "$$status" -eq 3 ]; then \
 		trap '$(ENSEMBLE) down' EXIT; \
 	fi; \
 	servers=$$($(ENSEMBLE) up) || exit 1; \
-	echo "ZK_SERVERS=$$servers $(GO) test -race -count=1 -p 1 ./..."; \
-	ZK_SERVERS=$$servers $(GO) test -race -count=1 -p 1 ./...
+	echo "ZK_SERVERS=$$servers $(GO) test -count=1 -p 1 -timeout 20m ./..."; \
+	ZK_SERVERS=$$servers $(GO) test -count=1 -p 1 -timeout 20m ./...
 
 fuzz:
 	$(GO) run ./cmd/zkfuzz

@@ -87,11 +87,26 @@ func byDetector(d Detector) func(*Finding) bool {
 	return func(f *Finding) bool { return f.Detector == d }
 }
 
-// mutantSeeds is how many seeds TestMutantsFound tries for each mutant.
-const mutantSeeds = 5
+// sameSeedCases is how many cases TestSameSeedSameHistory runs for each
+// locker and seed: 150, or 50 under the race detector.
+func sameSeedCases() int {
+	if raceEnabled {
+		return 50
+	}
+	return 150
+}
+
+// mutantSeeds is how many seeds TestMutantsFound tries for each mutant: five,
+// or two under the race detector (see raceEnabled).
+func mutantSeeds() uint64 {
+	if raceEnabled {
+		return 2
+	}
+	return 5
+}
 
 // TestMutantsFound runs the campaign CheckMutex runs against each mutant,
-// with five seeds, and checks that every seed finds the mutant within its
+// with five seeds (two under the race detector), and checks that every seed finds the mutant within its
 // budget with the detector the mutant's mistake calls for. The cases are
 // the very ones CheckMutex would run; only the failing is left out, so
 // that the count of cases to the first finding can be read. A mutant whose
@@ -110,7 +125,7 @@ func TestMutantsFound(t *testing.T) {
 			for _, o := range m.Options {
 				o(&cfg)
 			}
-			for seed := uint64(1); seed <= mutantSeeds; seed++ {
+			for seed := uint64(1); seed <= mutantSeeds(); seed++ {
 				e := newEngine(m.New, cfg.normalized())
 				e.survey, e.surveyFor = true, byDetector(m.Detector)
 				start := time.Now()
@@ -229,7 +244,7 @@ func TestSameSeedSameHistory(t *testing.T) {
 				e := newEngine(newLocker, Config{}.normalized())
 				e.survey = true
 				e.onCase = func(s string) { transcripts = append(transcripts, s) }
-				withRapid(t, 150, seed, func() { rapid.Check(t, e.property) })
+				withRapid(t, sameSeedCases(), seed, func() { rapid.Check(t, e.property) })
 				return transcripts
 			}
 			first, second := run(42), run(42)
@@ -301,10 +316,13 @@ func TestHelperCheckMutex(t *testing.T) {
 // testdata/rapid; and a plain rerun replays that fail file first.
 func TestCheckMutexFailsAndReplays(t *testing.T) {
 	if testing.Short() {
-		t.Skip("shrinks nine findings in child processes")
+		t.Skip("shrinks a finding of every mutant in child processes")
 	}
-	for _, m := range Mutants() {
+	for i, m := range Mutants() {
 		t.Run(m.Name, func(t *testing.T) {
+			if raceEnabled && i%3 != 0 {
+				t.Skip("a third of the mutants under the race detector; make test runs them all without it")
+			}
 			t.Parallel()
 			dir, html := t.TempDir(), t.TempDir()
 			child := func(args ...string) (string, error) {
