@@ -778,10 +778,7 @@ func testParentsAndBadInput(t *testing.T, env zktest.Env) {
 // A dropped connection suspends the hold, which is held again once the
 // session resumes.
 func testSuspendedDuringPartition(t *testing.T, env zktest.Env) {
-	p, ok := env.(zktest.Partitioner)
-	if !ok {
-		t.Skip("target cannot partition")
-	}
+	p := partitioner(t, env)
 	dir := env.Base() + "/lock"
 	// As long a session as the target grants (a real ensemble with a 200ms
 	// tick caps it at 4s), so that it outlives the partition.
@@ -810,6 +807,17 @@ func testSuspendedDuringPartition(t *testing.T, env zktest.Env) {
 	}
 	settles(t, admin, dir, 0)
 	states.want(t, recipe.MutexHeld, recipe.MutexSuspended, recipe.MutexHeld, recipe.MutexUnlocked)
+}
+
+// partitioner returns env's Partitioner, or skips the test on a target that
+// cannot partition.
+func partitioner(t *testing.T, env zktest.Env) zktest.Partitioner {
+	t.Helper()
+	p, ok := env.(zktest.Partitioner)
+	if !ok {
+		t.Skip("target cannot partition")
+	}
+	return p
 }
 
 // stateLog records what a Mutex's state listener hears.
@@ -867,10 +875,7 @@ func failUnlockInPartition(t *testing.T, p zktest.Partitioner, conn recipe.Conn,
 // waits its turn behind it. (It used to count up on the old hold and
 // return at once: two holders.)
 func testFailedUnlockIsNoHold(t *testing.T, env zktest.Env) {
-	p, ok := env.(zktest.Partitioner)
-	if !ok {
-		t.Skip("target cannot partition")
-	}
+	p := partitioner(t, env)
 	dir := env.Base() + "/lock"
 	connA, _ := env.Connect(t, 10*time.Second)
 	connB, _ := env.Connect(t, sessionTimeout)
@@ -967,10 +972,7 @@ func testFailedUnlockFinishedByLock(t *testing.T, env zktest.Env) {
 // the failed Unlock's own Delete, the watch was dropped, and the hold's
 // goroutine polled a closed Conn for ever.)
 func testCloseAfterFailedUnlock(t *testing.T, env zktest.Env) {
-	p, ok := env.(zktest.Partitioner)
-	if !ok {
-		t.Skip("target cannot partition")
-	}
+	p := partitioner(t, env)
 	dir := env.Base() + "/lock"
 	conn, _ := env.Connect(t, 10*time.Second)
 	admin, _ := env.Connect(t, sessionTimeout)
