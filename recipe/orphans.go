@@ -37,7 +37,16 @@ func (m *Mutex) adopt(o orphan) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.orphans = append(m.orphans, o)
-	if !m.reaping {
+	m.reapIfNeeded()
+}
+
+// reapIfNeeded starts the background reaper if orphans are left and none
+// runs; m.mu must be held. Every caller of retryOrphans ends with it: a
+// Lock's own round may hold the orphans while the reaper's round finds
+// none and stops, and the orphans it puts back must not be left without a
+// reaper.
+func (m *Mutex) reapIfNeeded() {
+	if len(m.orphans) > 0 && !m.reaping {
 		m.reaping = true
 		m.reapAfter(firstBackoff, time.Now().Add(orphanTimeout))
 	}
@@ -50,10 +59,13 @@ func (m *Mutex) adopt(o orphan) {
 // settle stay recorded, and the next Lock tries them again.
 func (m *Mutex) reapAfter(pause time.Duration, deadline time.Time) {
 	time.AfterFunc(pause, func() {
-		left := m.retryOrphans()
+		m.retryOrphans()
 		m.mu.Lock()
 		defer m.mu.Unlock()
-		if left == 0 || !time.Now().Before(deadline) {
+		// Whether to go on is decided on what is recorded now, under the
+		// lock, not on what this round saw: another round may be holding
+		// orphans it will put back.
+		if len(m.orphans) == 0 || !time.Now().Before(deadline) {
 			m.reaping = false
 			return
 		}
@@ -61,9 +73,9 @@ func (m *Mutex) reapAfter(pause time.Duration, deadline time.Time) {
 	})
 }
 
-// retryOrphans tries once to settle every orphan and returns how many are
-// left.
-func (m *Mutex) retryOrphans() int {
+// retryOrphans tries once to settle every orphan, and makes sure the
+// reaper goes on with those left.
+func (m *Mutex) retryOrphans() {
 	m.mu.Lock()
 	orphans := m.orphans
 	m.orphans = nil
@@ -77,7 +89,7 @@ func (m *Mutex) retryOrphans() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.orphans = append(m.orphans, keep...)
-	return len(m.orphans)
+	m.reapIfNeeded()
 }
 
 // settleOrphan deletes an orphan, or finds it needs no deleting, and
