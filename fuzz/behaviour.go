@@ -36,16 +36,34 @@ type Reentrant interface {
 	Reentrant() bool
 }
 
+// QueueReader is a Locker that can list the lock's contenders, the holder
+// first (recipe.Contenders). A client whose TryLock finds the lock taken
+// asks it who is ahead, as a program that logs who holds a lock does.
+type QueueReader interface {
+	Contenders() ([]string, error)
+}
+
 // RecipeMutex is the NewLocker of the project's own lock, recipe.Mutex,
 // which offers every optional behaviour.
+// In a case its nodes carry the client's name, as kazoo's identifier does,
+// for whoever reads the tree.
 func RecipeMutex(conn recipe.Conn, path string) Locker {
-	return recipeMutex{recipe.NewMutex(conn, path)}
+	var opts []recipe.MutexOption
+	if g, ok := conn.(*gatedConn); ok {
+		opts = append(opts, recipe.WithNodeData([]byte(g.inc.slot.name())))
+	}
+	return recipeMutex{recipe.NewMutex(conn, path, opts...), conn}
 }
 
 // recipeMutex is a recipe.Mutex that says it is reentrant.
-type recipeMutex struct{ *recipe.Mutex }
+type recipeMutex struct {
+	*recipe.Mutex
+	conn recipe.Conn
+}
 
 func (recipeMutex) Reentrant() bool { return true }
+
+func (m recipeMutex) Contenders() ([]string, error) { return recipe.Contenders(m.conn, m.Path()) }
 
 // how is the way a client takes the step of its loop that a move lets it
 // take, drawn with the move. Zero, where shrinking goes, is the plain way.
@@ -58,6 +76,7 @@ const (
 	howTry               // TryLock instead of Lock
 	howReenter           // holding: a reentrant Lock and Unlock pair first
 	howGiveUp            // after a failed Unlock, no retry: Lock again
+	howPastDeadline      // Lock or Unlock on a context whose deadline has passed already
 	numHows
 )
 
@@ -86,11 +105,24 @@ func (w how) deadline() time.Duration {
 	return 0
 }
 
+// callContext returns the context a Lock or Unlock taken the way w runs
+// on, derived from parent: a deadline of w's, one that has passed already
+// (a request's deadline that ran out before the call), or none.
+func (w how) callContext(parent context.Context) (context.Context, context.CancelFunc) {
+	switch {
+	case w == howPastDeadline:
+		return context.WithDeadline(parent, time.Now())
+	case w.deadline() > 0:
+		return context.WithTimeout(parent, w.deadline())
+	}
+	return context.WithCancel(parent)
+}
+
 // lockFor resolves the how of a Lock move for inc's locker: what it does
 // not offer becomes a plain Lock.
 func (inc *incarnation) lockFor(w how) how {
 	switch w {
-	case howShortDeadline, howLongDeadline:
+	case howShortDeadline, howLongDeadline, howPastDeadline:
 		return w
 	case howTry:
 		if _, ok := inc.locker.(TryLocker); ok {
@@ -103,7 +135,7 @@ func (inc *incarnation) lockFor(w how) how {
 // unlockFor resolves the how of an Unlock move likewise.
 func (inc *incarnation) unlockFor(w how) how {
 	switch w {
-	case howShortDeadline, howLongDeadline:
+	case howShortDeadline, howLongDeadline, howPastDeadline:
 		if _, ok := inc.locker.(ContextUnlocker); ok {
 			return w
 		}
@@ -118,10 +150,7 @@ func (inc *incarnation) unlockFor(w how) how {
 // lock takes the lock the way w says, on a context the harness can cancel
 // (see cancelWaitingLock). got is false when a TryLock found the lock taken.
 func (inc *incarnation) lock(w how) (got bool, err error) {
-	ctx, cancel := context.WithCancel(inc.ctx)
-	if d := w.deadline(); d > 0 {
-		ctx, cancel = context.WithTimeout(inc.ctx, d)
-	}
+	ctx, cancel := w.callContext(inc.ctx)
 	defer cancel()
 	inc.mu.Lock()
 	inc.cancelLock = cancel
@@ -140,11 +169,10 @@ func (inc *incarnation) lock(w how) (got bool, err error) {
 
 // unlock releases the lock the way w says.
 func (inc *incarnation) unlock(w how) error {
-	d := w.deadline()
-	if d == 0 {
+	if w.deadline() == 0 && w != howPastDeadline {
 		return inc.locker.Unlock()
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), d)
+	ctx, cancel := w.callContext(context.Background())
 	defer cancel()
 	return inc.locker.(ContextUnlocker).UnlockContext(ctx)
 }
@@ -174,6 +202,8 @@ func (w how) String() string {
 		return "re-entering"
 	case howGiveUp:
 		return "giving up on a failed Unlock"
+	case howPastDeadline:
+		return "with a deadline already past"
 	}
 	return "plainly"
 }
@@ -184,6 +214,8 @@ func (w how) lockCall() string {
 		return "TryLock"
 	case howShortDeadline, howLongDeadline:
 		return fmt.Sprintf("Lock with a deadline of %v", w.deadline())
+	case howPastDeadline:
+		return "Lock with a deadline already past"
 	}
 	return "Lock"
 }
@@ -191,6 +223,9 @@ func (w how) lockCall() string {
 func (w how) unlockCall() string {
 	if d := w.deadline(); d > 0 {
 		return fmt.Sprintf("UnlockContext with a deadline of %v", d)
+	}
+	if w == howPastDeadline {
+		return "UnlockContext with a deadline already past"
 	}
 	return "Unlock"
 }

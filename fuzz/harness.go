@@ -206,6 +206,11 @@ func (inc *incarnation) run(newLocker NewLocker) {
 			return
 		}
 		if !got {
+			if q, ok := inc.locker.(QueueReader); ok && lock.how == howTry && err == nil {
+				// Who is ahead? The listing is a call like any other,
+				// and the story shows its answer.
+				_, _ = q.Contenders()
+			}
 			continue
 		}
 		if inc.fencing && !inc.wait(&request{point: pointWrite}) {

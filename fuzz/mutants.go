@@ -560,8 +560,15 @@ func (l *queueLock) UnlockContext(ctx context.Context) error {
 		}
 	}
 	err := l.release(ctx)
-	if err != nil && !errors.Is(err, errLost) && l.v == reenterFailedUnlock && wasHolding {
+	switch {
+	case err == nil || errors.Is(err, errLost):
+	case l.v == reenterFailedUnlock && wasHolding:
 		l.holding, l.token, l.pending = true, token, false
+	case wasHolding:
+		// A caller may never call again: keep deleting the node in the
+		// background, as Curator's guaranteed delete does, or it would
+		// block the queue for as long as the session lives.
+		go deleteNode(l.conn, l.node, l.session)
 	}
 	return err
 }
