@@ -58,7 +58,9 @@ const (
 // numbers as serial numbers on the 32-bit counter (RFC 1982): of two
 // contenders, the one fewer than 2^31 creates older is ahead, across the
 // wrap too. That holds while the oldest contender in the queue is fewer
-// than 2^31 creates in the directory older than the newest. A '-' right
+// than 2^31 creates in the directory older than the newest. The Mutex
+// reads the names of its own kind ("_c_<guid>-" + the node name + the
+// number) by that prefix, sign and all; in any other name a '-' right
 // before ten digits counts as the sign unless it follows a letter or a
 // digit ("lock-0000000001" is positive). zk.Lock, kazoo and Curator do not
 // read the sign (they compare the text, or the digits after the last dash),
@@ -645,7 +647,11 @@ func (m *Mutex) reenter(ctx context.Context) (bool, error) {
 	case h.pending:
 		h.releasing = true
 		m.mu.Unlock()
-		if settled, err := m.finishRelease(ctx, h); !settled {
+		// Through connection loss for the retry timeout at most, as every
+		// other step of Lock and TryLock.
+		rctx, cancel := context.WithTimeout(ctx, m.cfg.retryTimeout)
+		defer cancel()
+		if settled, err := m.finishRelease(rctx, h); !settled {
 			return false, err
 		}
 		return false, nil
@@ -677,7 +683,7 @@ func (m *Mutex) busy(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	return slices.ContainsFunc(children, func(name string) bool {
-		_, ok := parseSequence(name)
+		_, ok := sequenceIn(name, m.cfg.nodeName)
 		return ok
 	}), nil
 }

@@ -150,7 +150,7 @@ func (m *Mutex) findByGUID(ctx context.Context, guid string) (string, error) {
 	mark := protectedPrefix + guid + "-"
 	var first contender
 	for _, child := range children {
-		seq, ok := parseSequence(child)
+		seq, ok := sequenceIn(child, m.cfg.nodeName)
 		c := contender{name: child, seq: seq}
 		if ok && strings.HasPrefix(child, mark) && (first.name == "" || c.before(first)) {
 			first = c
@@ -192,7 +192,7 @@ func (m *Mutex) queue(ctx context.Context, c created, wait bool) (h *hold, again
 		if err != nil {
 			return m.abandon(c.node, err)
 		}
-		pred, present, strays := predecessor(children, name, mark)
+		pred, present, strays := predecessor(children, name, mark, m.cfg.nodeName)
 		if len(strays) > 0 {
 			// Our own twins from a create whose lost reply was applied after
 			// all: remove them, or one would hold the lock for nobody.
@@ -333,14 +333,14 @@ func (m *Mutex) ownEvent(ctx context.Context, node string, session int64, ev zk.
 // not there, the last contender is its predecessor. One pass, no sort: every
 // waiter a release wakes reads the whole queue, and a queue of a thousand
 // took longer to sort than to fetch.
-func predecessor(children []string, name, mark string) (pred string, present bool, strays []string) {
-	ownSeq, _ := parseSequence(name)
+func predecessor(children []string, name, mark, nodeName string) (pred string, present bool, strays []string) {
+	ownSeq, _ := sequenceIn(name, nodeName)
 	own := contender{name: name, seq: ownSeq}
 	var ahead, last contender // the nearest contender ahead of own, and the last of all
 	var haveAhead, haveLast bool
 	var strayQueue []contender
 	for _, child := range children {
-		seq, ok := parseSequence(child)
+		seq, ok := sequenceIn(child, nodeName)
 		if !ok {
 			continue
 		}
@@ -409,6 +409,7 @@ func (m *Mutex) abandon(node string, err error) (*hold, bool, error) {
 		return nil, true, nil
 	case errors.Is(err, zk.ErrClosing):
 		// The Conn was closed: closing the session deletes the node.
+		m.closed.Store(true)
 		return nil, false, err
 	}
 	if cerr := m.cleanup(node); cerr != nil {

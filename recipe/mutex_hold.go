@@ -57,6 +57,9 @@ func (m *Mutex) watchHold(h *hold) {
 			// The node's data changed: the watch is spent.
 			rearm = true
 		case <-ticker.C:
+			if stopped(h) {
+				return // as above: Unlock is done with the hold
+			}
 		}
 
 		if m.conn.SessionID() != h.session {
@@ -114,6 +117,10 @@ func stopped(h *hold) bool {
 // that Unlock is the likely cause, and whoever deleted it, the critical
 // section had ended before. Otherwise the hold is lost.
 func (m *Mutex) nodeGone(h *hold) (over bool) {
+	var err error
+	if m.conn.SessionID() != h.session {
+		err = ErrLockLost
+	}
 	m.mu.Lock()
 	switch {
 	case h.releasing:
@@ -121,12 +128,14 @@ func (m *Mutex) nodeGone(h *hold) (over bool) {
 		m.mu.Unlock()
 		return false
 	case h.pending:
+		// Checked and settled under one hold of the lock: a Lock or
+		// Unlock that starts finishing the release meanwhile would
+		// otherwise find the deletion neither settled nor noted.
+		settled := m.settleLocked(h, err)
 		m.mu.Unlock()
-		var err error
-		if m.conn.SessionID() != h.session {
-			err = ErrLockLost
+		if settled {
+			m.notify(MutexUnlocked)
 		}
-		m.settle(h, err)
 		return true
 	}
 	m.mu.Unlock()
@@ -144,8 +153,11 @@ func (m *Mutex) lose(h *hold) {
 	}
 	switch {
 	case h.pending && !h.releasing:
+		settled := m.settleLocked(h, ErrLockLost)
 		m.mu.Unlock()
-		m.settle(h, ErrLockLost)
+		if settled {
+			m.notify(MutexUnlocked)
+		}
 		return
 	case h.pending:
 		// The Unlock or Lock finishing the release learns of it and
@@ -160,20 +172,19 @@ func (m *Mutex) lose(h *hold) {
 	m.notify(MutexLost)
 }
 
-// settle ends a pending release without an Unlock: the handle is unlocked,
-// Lost closes, and the next Unlock returns err (the next Lock starts
-// afresh). Called from the watching goroutine, which then ends.
-func (m *Mutex) settle(h *hold, err error) {
-	m.mu.Lock()
+// settleLocked ends a pending release without an Unlock: the handle is
+// unlocked, Lost closes, and the next Unlock returns err (the next Lock
+// starts afresh). It reports whether it did, for the caller to tell the
+// listener once m.mu is released. Called from the watching goroutine,
+// which then ends, with m.mu held.
+func (m *Mutex) settleLocked(h *hold, err error) bool {
 	if h.settled || h.releasing {
-		m.mu.Unlock()
-		return
+		return false
 	}
 	h.settled, h.settledErr = true, err
 	h.state = MutexUnlocked
 	h.lostOnce.Do(func() { close(h.lost) })
-	m.mu.Unlock()
-	m.notify(MutexUnlocked)
+	return true
 }
 
 // setConnected moves a hold between Held and Suspended. A pending release
@@ -200,7 +211,9 @@ func (m *Mutex) setConnected(h *hold, connected bool) {
 // known (the connection stayed lost, or ctx ended first): the hold is kept.
 func (m *Mutex) release(ctx context.Context, h *hold) (lost bool, err error) {
 	m.mu.Lock()
-	unsure := h.unsure
+	// A pending release's node may be gone by the background deletion
+	// or a Delete still queued: its absence is the release, not a loss.
+	unsure := h.unsure || h.pending
 	m.mu.Unlock()
 	err = m.retryLoss(ctx, 0, func() error {
 		m.mu.Lock()

@@ -102,7 +102,7 @@ func (m *Mutex) settleOrphan(o orphan) bool {
 	}
 	if o.node != "" {
 		err := m.conn.Delete(o.node, -1)
-		return err == nil || goneWithSession(err) || m.reaperSaw(err)
+		return err == nil && m.reaperOK() || goneWithSession(err) || m.reaperSaw(err)
 	}
 	// A node known only by its GUID is settled once a listing shows none,
 	// or every one found is deleted. The listing must follow a sync: the
@@ -113,6 +113,7 @@ func (m *Mutex) settleOrphan(o orphan) bool {
 	if _, err := m.conn.Sync(m.dir); err != nil {
 		return errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrClosing) || m.reaperSaw(err)
 	}
+	m.reaperOK()
 	children, _, err := m.conn.Children(m.dir)
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
@@ -132,6 +133,15 @@ func (m *Mutex) settleOrphan(o orphan) bool {
 		}
 	}
 	return settled
+}
+
+// reaperOK notes that a request of the reaper was answered: the strikes
+// against the Conn start again. It returns true, for use in conditions.
+func (m *Mutex) reaperOK() bool {
+	m.mu.Lock()
+	m.reapStrikes = 0
+	m.mu.Unlock()
+	return true
 }
 
 // reaperSaw counts a failed request of the reaper against the Conn (see

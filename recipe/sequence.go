@@ -29,7 +29,10 @@ const protectedPrefix = "_c_"
 // ("-000000005"). A '-' right before ten digits is the sign unless it
 // follows a letter or a digit, as the one in "lock-0000000001" does: a name
 // "lock" + "-1000000000" cannot be told from "lock-" + "1000000000", and is
-// read as the latter. Numbers outside the int32 range are no sequence.
+// read as the latter (ten digits past 2147483647 can only be negative, and
+// are read so). A Mutex reads the names of its own kind by their prefix
+// instead (sequenceIn), where there is no such doubt. Numbers outside the
+// int32 range are no sequence.
 func parseSequence(name string) (int64, bool) {
 	n := len(name)
 	if n < sequenceDigits {
@@ -44,10 +47,46 @@ func parseSequence(name string) (int64, bool) {
 	if !ok {
 		return 0, false
 	}
-	if n > sequenceDigits && name[n-sequenceDigits-1] == '-' && (n == sequenceDigits+1 || !isAlnum(name[n-sequenceDigits-2])) {
+	if n > sequenceDigits && name[n-sequenceDigits-1] == '-' && (n == sequenceDigits+1 || !isAlnum(name[n-sequenceDigits-2]) || v > math.MaxInt32) {
+		// Ten digits past 2147483647 are no positive int32: the dash
+		// before them is a sign, whatever precedes it.
 		v = -v
 	}
 	if v < math.MinInt32 || v > math.MaxInt32 {
+		return 0, false
+	}
+	return v, true
+}
+
+// sequenceIn returns the sequence number of a child of a lock directory
+// whose Mutexes name their nodes with nodeName. A protected name made with
+// nodeName ("_c_<guid>-" + nodeName + the number) is read by that prefix,
+// sign and all, so that a nodeName ending in a letter or a digit ("lock")
+// reads right past the wrap ("lock-2147483648"); any other child is read
+// by parseSequence.
+func sequenceIn(name, nodeName string) (int64, bool) {
+	const guidLen = 32
+	rest, ok := strings.CutPrefix(name, protectedPrefix)
+	if ok && len(rest) > guidLen && rest[guidLen] == '-' {
+		if suffix, ok := strings.CutPrefix(rest[guidLen+1:], nodeName); ok {
+			return parseFormatted(suffix)
+		}
+	}
+	return parseSequence(name)
+}
+
+// parseFormatted reads exactly what "%010d" prints for an int32: ten
+// digits, or a sign and nine or ten digits.
+func parseFormatted(s string) (int64, bool) {
+	digits, negative := strings.CutPrefix(s, "-")
+	if len(digits) != sequenceDigits && !(negative && len(digits) == sequenceDigits-1) {
+		return 0, false
+	}
+	v, ok := parseDigits(digits)
+	if negative {
+		v = -v
+	}
+	if !ok || v < math.MinInt32 || v > math.MaxInt32 {
 		return 0, false
 	}
 	return v, true
