@@ -8,6 +8,7 @@ import (
 
 	"github.com/zksim/zksim/linearizability"
 	"github.com/zksim/zksim/recipe"
+	"github.com/zksim/zksim/zkfake"
 )
 
 // The optional behaviours of a lock. A client asks its locker only for
@@ -257,11 +258,7 @@ func (h *harness) touchNode(s *slot, write bool) {
 	}
 	h.begin(fmt.Sprintf("someone else %s %s's node%s in %s", verb, s.name(), map[bool]string{true: "s", false: ""}[len(nodes) > 1], lockPath))
 	if h.admin == nil {
-		admin, _, err := h.srv.Connect(baseTimeout)
-		if err != nil {
-			panic(fmt.Sprintf("zkfuzz: connecting the harness's own session: %v", err))
-		}
-		h.admin = admin
+		h.admin = h.ownSession()
 	}
 	for _, p := range nodes {
 		var err error
@@ -282,7 +279,7 @@ func (h *harness) touchNode(s *slot, write bool) {
 		if h.operatorRow < 0 {
 			h.operatorRow = h.newPorcID()
 		}
-		h.ops = append(h.ops, linearizability.Operation{
+		h.recordOp(linearizability.Operation{
 			ClientID: h.operatorRow,
 			Input:    linearizability.MutexInput{Op: linearizability.Revoke, Lock: lockPath, Session: session},
 			Output:   linearizability.MutexOutput{OK: true},
@@ -291,6 +288,16 @@ func (h *harness) touchNode(s *slot, write bool) {
 		})
 	}
 	h.settle()
+}
+
+// ownSession opens a session of the harness's own, for what no client
+// does: preparing the lock's directory, touching a client's nodes.
+func (h *harness) ownSession() *zkfake.Conn {
+	conn, _, err := h.srv.Connect(baseTimeout)
+	if err != nil {
+		panic(fmt.Sprintf("zkfuzz: connecting the harness's own session: %v", err))
+	}
+	return conn
 }
 
 // closeAdmin closes the harness's own session, if it opened one.

@@ -389,14 +389,14 @@ func (g *gatedConn) forward(path string, in <-chan zk.Event) <-chan zk.Event {
 
 // handOverWait is one watch event waiting for the harness.
 type handOverWait struct {
-	key string
-	go_ chan struct{}
+	key   string
+	ready chan struct{}
 }
 
 // awaitHandOver waits until the harness hands the event named key over, and
 // reports false if the incarnation died first.
 func (inc *incarnation) awaitHandOver(key string) bool {
-	w := handOverWait{key: key, go_: make(chan struct{})}
+	w := handOverWait{key: key, ready: make(chan struct{})}
 	inc.mu.Lock()
 	if inc.dead {
 		inc.mu.Unlock()
@@ -405,7 +405,7 @@ func (inc *incarnation) awaitHandOver(key string) bool {
 	inc.handOvers = append(inc.handOvers, w)
 	inc.mu.Unlock()
 	select {
-	case <-w.go_:
+	case <-w.ready:
 		return true
 	case <-inc.killed:
 		return false
@@ -426,7 +426,7 @@ func (inc *incarnation) handOver() bool {
 			first = i
 		}
 	}
-	close(inc.handOvers[first].go_)
+	close(inc.handOvers[first].ready)
 	inc.handOvers = append(inc.handOvers[:first], inc.handOvers[first+1:]...)
 	return true
 }

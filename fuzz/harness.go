@@ -438,7 +438,8 @@ func runCase(t *rapid.T, e *engine) *caseResult {
 // and, unless n is 0, starts its sequence counter at n, through a session
 // of the harness's own that it closes again.
 func (h *harness) prepareDirectory(n int32) {
-	admin, _, err := h.srv.Connect(baseTimeout)
+	admin := h.ownSession()
+	var err error
 	for _, p := range append([]string{lockPath}, h.foreign...) {
 		if err == nil {
 			_, err = admin.Create(p, nil, 0, zk.WorldACL(zk.PermAll))
@@ -733,8 +734,8 @@ func (h *harness) onPoint(s *slot, r *request) bool {
 			if id == r.session && (r.got || r.how == howTry && r.err == nil && !r.got) {
 				continue
 			}
-			h.recordWithin(inc, s.acquireCall, ret, linearizability.MutexInput{Op: linearizability.Acquire, Lock: lockPath, Session: id})
-			h.recordWithin(inc, s.acquireCall, ret, linearizability.MutexInput{Op: linearizability.Release, Lock: lockPath, Session: id})
+			h.record(inc, s.acquireCall, ret, linearizability.MutexInput{Op: linearizability.Acquire, Lock: lockPath, Session: id}, linearizability.MutexUnknown{})
+			h.record(inc, s.acquireCall, ret, linearizability.MutexInput{Op: linearizability.Release, Lock: lockPath, Session: id}, linearizability.MutexUnknown{})
 		}
 		switch {
 		case r.err != nil:
@@ -909,14 +910,14 @@ func (h *harness) record(inc *incarnation, call, ret int64, in linearizability.M
 	} else {
 		op.Return = linearizability.Never
 	}
-	h.ops = append(h.ops, op)
-	h.opSteps = append(h.opSteps, h.cur.index+1)
+	h.recordOp(op)
 }
 
-// recordWithin adds an operation of unknown outcome that took effect, if
-// at all, between call and ret.
-func (h *harness) recordWithin(inc *incarnation, call, ret int64, in linearizability.MutexInput) {
-	h.ops = append(h.ops, linearizability.Operation{ClientID: inc.porcID, Input: in, Output: linearizability.MutexUnknown{}, Call: call, Return: ret})
+// recordOp adds op to the history, with the story's step it is told in:
+// opSteps runs beside ops, index for index.
+func (h *harness) recordOp(op linearizability.Operation) {
+	h.ops = append(h.ops, op)
+	h.opSteps = append(h.opSteps, h.cur.index+1)
 }
 
 // onCompletion takes in a call that returned: the story tells it and the

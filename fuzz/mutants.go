@@ -221,7 +221,9 @@ func (l *queueLock) enqueue(ctx context.Context) error {
 			}
 			continue
 		case isConnectionLoss(err) && l.v == listingOrder:
-			node, ferr := l.findUnknown(ctx)
+			// Plain names carry no mark: any node of the current
+			// session is the one, as the lock has one at a time.
+			node, ferr := l.findOwn(ctx, "")
 			if ferr != nil {
 				return ferr
 			}
@@ -273,22 +275,6 @@ func (l *queueLock) findOwn(ctx context.Context, mark string) (string, error) {
 		if !strings.HasPrefix(c, mark) {
 			continue
 		}
-		if ok, err := l.ownedHere(ctx, l.dir+"/"+c); err != nil || ok {
-			return l.dir + "/" + c, err
-		}
-	}
-	return "", nil
-}
-
-// findUnknown finds a plainly named node that belongs to the current
-// session: the listing-order variant's way to find its node after a lost
-// reply, as the lock has only one node at a time.
-func (l *queueLock) findUnknown(ctx context.Context) (string, error) {
-	children, err := l.children(ctx)
-	if err != nil {
-		return "", err
-	}
-	for _, c := range children {
 		if ok, err := l.ownedHere(ctx, l.dir+"/"+c); err != nil || ok {
 			return l.dir + "/" + c, err
 		}
