@@ -197,6 +197,15 @@ type Mutex struct {
 	// Conn looking closed (see closedBy).
 	reapStrikes int
 
+	// unsaid holds the state changes made under mu that the listener has
+	// not heard yet, in the order they were made (see say and tell).
+	unsaid []MutexState
+	// telling is held by the one goroutine that tells the listener. It is a
+	// channel, as gate is, so that a goroutine waiting for it is durably
+	// blocked in a synctest bubble, where a listener may well wait on a
+	// channel of its own.
+	telling chan struct{}
+
 	// closed is set once the Mutex knows its Conn was closed (see
 	// closedBy): from then on its calls fail at once with errConnClosed.
 	closed atomic.Bool
@@ -305,13 +314,16 @@ func WithStatePollInterval(d time.Duration) MutexOption {
 	}
 }
 
-// WithStateListener calls fn on every change of the Mutex's state, in order
-// and never concurrently: MutexHeld when a hold begins or a suspended hold
-// reconnects, MutexSuspended, MutexLost, and MutexUnlocked when a hold ends.
-// fn runs on the goroutine that made the change — the Mutex's own goroutine
-// for Suspended, Lost and resumption — so it must return promptly and must
-// not call Lock, TryLock or Unlock of the same Mutex; hand such work to
-// another goroutine.
+// WithStateListener calls fn on every change of the Mutex's state, in the
+// order the changes were made and never concurrently: MutexHeld when a hold
+// begins or a suspended hold reconnects, MutexSuspended, MutexLost,
+// MutexReleasing when an Unlock fails, and MutexUnlocked when a hold or a
+// pending release ends. So the last state fn heard is State's, once the
+// Mutex is quiet. fn runs on a goroutine that made a change — the caller's
+// for Lock and Unlock, the Mutex's own for Suspended, Lost and resumption —
+// so it must return promptly and must not call Lock, TryLock or Unlock of
+// the same Mutex; hand such work to another goroutine. Lock and Unlock
+// return after fn has heard of their own changes.
 func WithStateListener(fn func(MutexState)) MutexOption {
 	return func(c *mutexConfig) { c.listener = fn }
 }
@@ -338,7 +350,7 @@ func NewMutex(conn Conn, path string, opts ...MutexOption) *Mutex {
 	for _, opt := range opts {
 		opt(&cfg)
 	}
-	return &Mutex{conn: conn, dir: path, cfg: cfg, gate: make(chan struct{}, 1)}
+	return &Mutex{conn: conn, dir: path, cfg: cfg, gate: make(chan struct{}, 1), telling: make(chan struct{}, 1)}
 }
 
 // Lock blocks until the handle holds the lock, ctx is done, or an error
@@ -424,9 +436,10 @@ func (m *Mutex) UnlockContext(ctx context.Context) error {
 		return h.settledErr
 	case h.state == MutexLost:
 		m.hold = nil
+		m.say(MutexUnlocked)
 		m.mu.Unlock()
 		<-h.done
-		m.notify(MutexUnlocked)
+		m.tell()
 		return ErrLockLost
 	case h.count > 1:
 		h.count--
@@ -448,21 +461,20 @@ func (m *Mutex) finishRelease(ctx context.Context, h *hold) (settled bool, err e
 	if err != nil {
 		m.mu.Lock()
 		h.releasing = false
-		first := !h.pending
 		h.pending = true
-		if h.state != MutexLost {
+		if h.state != MutexLost && h.state != MutexReleasing {
+			// A lost hold stays lost: the next Unlock reports it.
 			h.state = MutexReleasing
+			m.sayOf(h, MutexReleasing)
 		}
 		m.mu.Unlock()
-		if first {
-			m.notify(MutexReleasing)
-		}
 		// A caller may well ignore the error (defer m.Unlock()), and then
 		// the node would stay in the queue, and every contender behind it
 		// wait, for as long as the session lives: as Curator does with a
 		// failed delete, keep deleting it in the background. Its deletion
 		// ends the pending release (see nodeGone).
 		m.adopt(orphan{node: h.node})
+		m.tell()
 		return false, fmt.Errorf("recipe: unlock %s: release not confirmed, call Unlock again: %w", h.node, err)
 	}
 	close(h.stop)
@@ -474,12 +486,13 @@ func (m *Mutex) finishRelease(ctx context.Context, h *hold) (settled bool, err e
 	if lost {
 		h.markLost()
 	}
+	if newlyLost {
+		m.sayOf(h, MutexLost)
+	}
+	m.sayOf(h, MutexUnlocked)
 	m.hold = nil
 	m.mu.Unlock()
-	if newlyLost {
-		m.notify(MutexLost)
-	}
-	m.notify(MutexUnlocked)
+	m.tell()
 	if lost {
 		return true, ErrLockLost
 	}
@@ -550,6 +563,7 @@ type hold struct {
 	goneEarly  bool  // the node's deletion was seen while releasing
 	unsure     bool  // a Delete was sent whose reply was lost
 	pending    bool  // an Unlock failed: the release is pending (MutexReleasing)
+	ended      bool  // the session ended while a pending release was being finished
 	settled    bool  // the pending release ended without Unlock (see settle)
 	settledErr error // what the next Unlock returns for a settled release
 	lostOnce   sync.Once
@@ -584,9 +598,46 @@ func (m *Mutex) enter(ctx context.Context) error {
 
 func (m *Mutex) leave() { <-m.gate }
 
-func (m *Mutex) notify(s MutexState) {
+// sayOf queues a change of h's state for the listener, if h is the
+// handle's current hold: a hold that Unlock or Lock has let go of is no
+// news. m.mu must be held, so that the listener hears of the changes in the
+// order they were made, whichever goroutines made them; tell tells it.
+func (m *Mutex) sayOf(h *hold, s MutexState) {
+	if m.hold == h {
+		m.say(s)
+	}
+}
+
+// say queues a change of the handle's state for the listener; m.mu must be
+// held.
+func (m *Mutex) say(s MutexState) {
 	if m.cfg.listener != nil {
-		m.cfg.listener(s)
+		m.unsaid = append(m.unsaid, s)
+	}
+}
+
+// tell tells the listener of the changes said so far; m.mu must not be
+// held. One goroutine tells at a time, and whichever tells hears what the
+// others said too, so the listener is never called concurrently and hears
+// every change in order; when tell returns, the caller's own changes have
+// been told.
+func (m *Mutex) tell() {
+	if m.cfg.listener == nil {
+		return
+	}
+	m.telling <- struct{}{}
+	defer func() { <-m.telling }()
+	for {
+		m.mu.Lock()
+		unsaid := m.unsaid
+		m.unsaid = nil
+		m.mu.Unlock()
+		if len(unsaid) == 0 {
+			return
+		}
+		for _, s := range unsaid {
+			m.cfg.listener(s)
+		}
 	}
 }
 
@@ -620,8 +671,9 @@ func (m *Mutex) lock(ctx context.Context, wait bool) (bool, error) {
 	}
 	m.mu.Lock()
 	m.hold = h
+	m.say(MutexHeld)
 	m.mu.Unlock()
-	m.notify(MutexHeld)
+	m.tell()
 	go m.watchHold(h)
 	return true, nil
 }
@@ -661,9 +713,10 @@ func (m *Mutex) reenter(ctx context.Context) (bool, error) {
 		return true, nil
 	}
 	m.hold = nil
+	m.say(MutexUnlocked)
 	m.mu.Unlock()
 	<-h.done
-	m.notify(MutexUnlocked)
+	m.tell()
 	return false, nil
 }
 

@@ -66,10 +66,7 @@ type created struct {
 // create makes the handle's node. When a reply is lost it looks for a node
 // carrying its GUID; queue then checks that node's owner.
 func (m *Mutex) create(ctx context.Context) (c created, err error) {
-	guid, err := newGUID()
-	if err != nil {
-		return created{}, err
-	}
+	guid := newGUID()
 	prefix := joinPath(m.dir, protectedPrefix+guid+"-"+m.cfg.nodeName)
 	lossy := false
 	defer func() {
@@ -467,11 +464,10 @@ func (m *Mutex) makeParents(ctx context.Context) error {
 }
 
 // newGUID returns 32 random hex digits, the GUID format of go-zookeeper's
-// protected nodes.
-func newGUID() (string, error) {
+// protected nodes. crypto/rand.Read never fails (it crashes the program
+// instead, should the system's source ever fail).
+func newGUID() string {
 	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(b[:]), nil
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }

@@ -131,11 +131,9 @@ func (m *Mutex) nodeGone(h *hold) (over bool) {
 		// Checked and settled under one hold of the lock: a Lock or
 		// Unlock that starts finishing the release meanwhile would
 		// otherwise find the deletion neither settled nor noted.
-		settled := m.settleLocked(h, err)
+		m.settleLocked(h, err)
 		m.mu.Unlock()
-		if settled {
-			m.notify(MutexUnlocked)
-		}
+		m.tell()
 		return true
 	}
 	m.mu.Unlock()
@@ -153,38 +151,36 @@ func (m *Mutex) lose(h *hold) {
 	}
 	switch {
 	case h.pending && !h.releasing:
-		settled := m.settleLocked(h, ErrLockLost)
+		m.settleLocked(h, ErrLockLost)
 		m.mu.Unlock()
-		if settled {
-			m.notify(MutexUnlocked)
-		}
+		m.tell()
 		return
 	case h.pending:
 		// The Unlock or Lock finishing the release learns of it and
 		// reports it; a pending release is no hold, and its loss no
-		// news to the listener.
-		h.markLost()
+		// news to the listener, nor a change of its state.
+		h.ended = true
 		m.mu.Unlock()
 		return
 	}
 	h.markLost()
+	m.sayOf(h, MutexLost)
 	m.mu.Unlock()
-	m.notify(MutexLost)
+	m.tell()
 }
 
 // settleLocked ends a pending release without an Unlock: the handle is
 // unlocked, Lost closes, and the next Unlock returns err (the next Lock
-// starts afresh). It reports whether it did, for the caller to tell the
-// listener once m.mu is released. Called from the watching goroutine,
-// which then ends, with m.mu held.
-func (m *Mutex) settleLocked(h *hold, err error) bool {
+// starts afresh). The caller tells the listener once m.mu is released.
+// Called from the watching goroutine, which then ends, with m.mu held.
+func (m *Mutex) settleLocked(h *hold, err error) {
 	if h.settled || h.releasing {
-		return false
+		return
 	}
 	h.settled, h.settledErr = true, err
 	h.state = MutexUnlocked
 	h.lostOnce.Do(func() { close(h.lost) })
-	return true
+	m.sayOf(h, MutexUnlocked)
 }
 
 // setConnected moves a hold between Held and Suspended. A pending release
@@ -202,8 +198,9 @@ func (m *Mutex) setConnected(h *hold, connected bool) {
 		return
 	}
 	h.state = next
+	m.sayOf(h, next)
 	m.mu.Unlock()
-	m.notify(next)
+	m.tell()
 }
 
 // release deletes the hold's node. lost reports that the node was gone
@@ -217,7 +214,7 @@ func (m *Mutex) release(ctx context.Context, h *hold) (lost bool, err error) {
 	m.mu.Unlock()
 	err = m.retryLoss(ctx, 0, func() error {
 		m.mu.Lock()
-		gone := h.state == MutexLost
+		gone := h.state == MutexLost || h.ended
 		m.mu.Unlock()
 		if gone {
 			// The session expired or the Conn was closed meanwhile: the node

@@ -46,6 +46,7 @@ var mutexScenarios = []mutexScenario{
 	{"SuspendedDuringPartition", testSuspendedDuringPartition},
 	{"FailedUnlockIsNoHold", testFailedUnlockIsNoHold},
 	{"FailedUnlockFinishedByLock", testFailedUnlockFinishedByLock},
+	{"ListenerHearsOneChangeAtATime", testListenerHearsOneChangeAtATime},
 	{"CloseAfterFailedUnlock", testCloseAfterFailedUnlock},
 	{"ClosedConnFailsPromptly", testClosedConnFailsPromptly},
 	{"FencingTokensGrow", testFencingTokensGrow},
@@ -922,6 +923,63 @@ func testFailedUnlockIsNoHold(t *testing.T, env zktest.Env) {
 	// on how soon the client notices the partition, which differs between
 	// targets.
 	states.withoutSuspended().want(t, recipe.MutexHeld, recipe.MutexReleasing, recipe.MutexUnlocked, recipe.MutexHeld, recipe.MutexUnlocked)
+}
+
+// A listener that takes its time over a failed Unlock is not called again
+// meanwhile, though the pending release ends by itself on the Mutex's own
+// goroutine: it hears every change once, in order, and one at a time.
+func testListenerHearsOneChangeAtATime(t *testing.T, env zktest.Env) {
+	p := partitioner(t, env)
+	dir := env.Base() + "/lock"
+	conn, _ := env.Connect(t, 10*time.Second)
+	admin, _ := env.Connect(t, sessionTimeout)
+	states := &stateLog{}
+	var inside atomic.Int32
+	var overlapped atomic.Bool
+	hearing, goOn := make(chan struct{}), make(chan struct{})
+	m := recipe.NewMutex(conn, dir, recipe.WithStatePollInterval(20*time.Millisecond), recipe.WithStateListener(func(s recipe.MutexState) {
+		if inside.Add(1) > 1 {
+			overlapped.Store(true)
+		}
+		defer inside.Add(-1)
+		states.add(s)
+		if s == recipe.MutexReleasing {
+			close(hearing)
+			<-goOn
+		}
+	}))
+	if err := m.Lock(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	p.Partition(t, conn)
+	ctx, cancel := context.WithTimeout(testCtx(t), 200*time.Millisecond)
+	defer cancel()
+	unlocked := make(chan error, 1)
+	go func() { unlocked <- m.UnlockContext(ctx) }()
+	eventually(t, "the listener hears of the failed Unlock", func() bool {
+		select {
+		case <-hearing:
+			return true
+		default:
+			return false
+		}
+	})
+	// The Delete that was on its way applies: the release ends by itself
+	// while the listener is still busy with it.
+	p.Heal(t, conn)
+	settles(t, admin, dir, 0)
+	eventually(t, "the pending release ends", func() bool { return m.State() == recipe.MutexUnlocked })
+	close(goOn)
+	if err := mustWait(t, "UnlockContext", unlocked); err == nil {
+		t.Fatal("UnlockContext during a partition succeeded")
+	}
+	if err := m.Unlock(); err != nil {
+		t.Fatalf("Unlock after the release ended by itself: %v", err)
+	}
+	if overlapped.Load() {
+		t.Error("the listener was called while it was still hearing of another change")
+	}
+	states.withoutSuspended().want(t, recipe.MutexHeld, recipe.MutexReleasing, recipe.MutexUnlocked)
 }
 
 // An Unlock that fails before its Delete is sent leaves the node in the
