@@ -47,11 +47,18 @@ type QueueReader interface {
 // RecipeMutex is the NewLocker of the project's own lock, recipe.Mutex,
 // which offers every optional behaviour.
 // In a case its nodes carry the client's name, as kazoo's identifier does,
-// for whoever reads the tree.
+// for whoever reads the tree, and the harness listens to the changes of
+// state of every other client's lock (see StateReporter).
 func RecipeMutex(conn recipe.Conn, path string) Locker {
 	var opts []recipe.MutexOption
 	if g, ok := conn.(*gatedConn); ok {
 		opts = append(opts, recipe.WithNodeData([]byte(g.inc.slot.name())))
+		if g.inc.slot.id%2 == 0 {
+			// Clients 1, 3, 5... listen, as a program that stops work
+			// while its hold is suspended does; the others do not.
+			g.inc.heard.on = true
+			opts = append(opts, recipe.WithStateListener(g.inc.heard.hear))
+		}
 	}
 	return recipeMutex{recipe.NewMutex(conn, path, opts...), conn}
 }
@@ -325,15 +332,7 @@ func (h *harness) lockOverlapped(s *slot) bool {
 // acts on the lock.
 func lostAlready(l Locker) bool {
 	w, ok := l.(interface{ Lost() <-chan struct{} })
-	if !ok {
-		return false
-	}
-	select {
-	case <-w.Lost():
-		return true
-	default:
-		return false
-	}
+	return ok && isClosed(w.Lost())
 }
 
 // describeState says what a locker that reports its state

@@ -141,6 +141,8 @@ func fail(t *rapid.T, f *Finding) {
 		t.Fatal(msg)
 	case UnfencedWrite:
 		t.Fatal(msg)
+	case StateReport:
+		t.Fatal(msg)
 	default:
 		t.Fatal(msg)
 	}

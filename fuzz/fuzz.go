@@ -56,6 +56,10 @@ const (
 	// UnfencedWrite: a holder whose session had expired wrote to the
 	// protected resource and nothing refused it.
 	UnfencedWrite Detector = "unfenced-write"
+	// StateReport: a lock's account of its own hold (StateReporter:
+	// State, Lost, and the changes told to its state listener) contradicts
+	// what its calls returned or itself.
+	StateReport Detector = "state-report"
 	// Panic: the locker panicked. Not a property of locks, but a bug all
 	// the same.
 	Panic Detector = "panic"

@@ -184,6 +184,58 @@ func (p *panicker) Lock(ctx context.Context) error {
 	return p.queueLock.Lock(ctx)
 }
 
+// tokenKeeper is recipe.Mutex with a Token that keeps reporting the last
+// hold's token once the hold is over.
+type tokenKeeper struct {
+	recipeMutex
+	last int64
+}
+
+func (k *tokenKeeper) Token() int64 {
+	if t := k.recipeMutex.Token(); t != 0 {
+		k.last = t
+	}
+	return k.last
+}
+
+// TestStateListenerPromise feeds the state listener the harness installs
+// changes that break recipe.WithStateListener's promise — one that no hold
+// makes, and one told while another is being heard — and checks that it
+// notices each, and nothing in a life that keeps it.
+func TestStateListenerPromise(t *testing.T) {
+	const (
+		unlocked  = recipe.MutexUnlocked
+		held      = recipe.MutexHeld
+		suspended = recipe.MutexSuspended
+		lost      = recipe.MutexLost
+		releasing = recipe.MutexReleasing
+	)
+	for _, c := range []struct {
+		heard []recipe.MutexState
+		ok    bool
+	}{
+		{[]recipe.MutexState{held, suspended, held, releasing, unlocked, held, suspended, lost, unlocked, held, unlocked}, true},
+		{[]recipe.MutexState{held, unlocked, releasing}, false},
+		{[]recipe.MutexState{held, lost, releasing}, false},
+		{[]recipe.MutexState{suspended}, false},
+		{[]recipe.MutexState{held, held}, false},
+	} {
+		var l stateHeard
+		for _, s := range c.heard {
+			l.hear(s)
+		}
+		if _, trouble := l.heard(); (trouble == "") != c.ok {
+			t.Errorf("%v: trouble %q, want ok=%v", c.heard, trouble, c.ok)
+		}
+	}
+	var l stateHeard
+	l.inside.Add(1) // as if another change were being heard now
+	l.hear(held)
+	if _, trouble := l.heard(); !strings.Contains(trouble, "while it was still hearing") {
+		t.Errorf("a change told during another: trouble %q", trouble)
+	}
+}
+
 // TestDetectorsFindTheirBugs gives each detector that no mutant is for a
 // lock with the bug it is about, and checks that it finds it, by name,
 // within a budget.
@@ -207,6 +259,9 @@ func TestDetectorsFindTheirBugs(t *testing.T) {
 		{"panic", func(conn recipe.Conn, path string) Locker {
 			return &panicker{queueLock: &queueLock{conn: conn, dir: path}}
 		}, nil, Panic, 20},
+		{"token kept after Unlock", func(conn recipe.Conn, path string) Locker {
+			return &tokenKeeper{recipeMutex: RecipeMutex(conn, path).(recipeMutex)}
+		}, nil, StateReport, 20},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := Config{}

@@ -112,7 +112,7 @@ func TestNeverHang(t *testing.T) {
 		{"Unlock loops inside on a failing call", queue(func(q *queueLock) Locker { return loopingUnlock{q} }), Liveness, []string{"Unlock"}},
 		{"Unlock loops on a timer for ever", queue(func(q *queueLock) Locker { return sleepingUnlock{q} }), Liveness, []string{"Unlock"}},
 		{"Lock spins on the Conn's state", queue(func(q *queueLock) Locker { return sessionSpinner{q} }), Liveness, []string{"'s Lock did not return: it spun, making 5000 calls"}},
-		{"a goroutine outlives its Conn", queue(func(q *queueLock) Locker { return poller{q} }), Leak, []string{"kept running after its Conn was closed", "exists /lock/"}},
+		{"a goroutine outlives its Conn", queue(func(q *queueLock) Locker { return poller{q} }), Leak, []string{"kept running after its Conn was closed", "exists " + lockPath + "/"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEngine(c.newLocker, Config{}.normalized())

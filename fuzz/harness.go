@@ -21,8 +21,9 @@ import (
 )
 
 const (
-	// lockPath is the lock's directory in every case.
-	lockPath = "/lock"
+	// lockPath is the lock's directory in every case; the first Lock
+	// makes it and its parent.
+	lockPath = "/locks/mutex"
 	// tickTime is the fake server's tickTime, as on the development server:
 	// negotiated session timeouts fall between 400ms and 4s.
 	tickTime = 200 * time.Millisecond
@@ -175,6 +176,8 @@ type incarnation struct {
 
 	// cancelLock cancels the Lock in progress; guarded by mu.
 	cancelLock context.CancelFunc
+	// heard is what the locker's state listener heard, if it has one.
+	heard stateHeard
 }
 
 // run is the client loop: Lock, critical section, Unlock, again and again,
@@ -391,12 +394,16 @@ func runCase(t *rapid.T, e *engine) *caseResult {
 		where = fmt.Sprintf("an ensemble of %d (sessions go to its members in turn)", members)
 	}
 	h.begin(fmt.Sprintf("%d clients start on %s, each with a session of its own%s, and loop: Lock, critical section%s, Unlock", clients, where, describeLong(long), map[bool]string{true: " (writing to a fenced resource)", false: ""}[fencing]))
-	// The lock's directory may hold children that are no contenders: a
-	// name without a sequence number, and one whose ten digits are no
-	// int32, so no sequence number ZooKeeper makes.
+	// The lock's directory may hold children that are no contenders:
+	// names without a sequence number, one whose ten digits are no int32,
+	// so no sequence number ZooKeeper makes, and names like a lock's
+	// protected nodes (go-zookeeper's "_c_<guid>-", kazoo's "__lock__")
+	// ending in no number ZooKeeper makes.
 	if foreign := rapid.Bool().Draw(t, "foreign children"); foreign || sequence != 0 {
 		if foreign {
-			h.foreign = []string{lockPath + "/readme", lockPath + "/snapshot-9999999999"}
+			lookalike := lockPath + "/_c_" + strings.Repeat("0", 32) + "-__lock__"
+			h.foreign = []string{lockPath + "/readme", lockPath + "/leader.json", lockPath + "/snapshot-9999999999",
+				lookalike + "backup", lookalike + "9999999999", lookalike + "12345abcde"}
 		}
 		h.prepareDirectory(sequence)
 	}
@@ -440,7 +447,8 @@ func runCase(t *rapid.T, e *engine) *caseResult {
 func (h *harness) prepareDirectory(n int32) {
 	admin := h.ownSession()
 	var err error
-	for _, p := range append([]string{lockPath}, h.foreign...) {
+	parent := lockPath[:strings.LastIndexByte(lockPath, '/')]
+	for _, p := range append([]string{parent, lockPath}, h.foreign...) {
 		if err == nil {
 			_, err = admin.Create(p, nil, 0, zk.WorldACL(zk.PermAll))
 		}
@@ -673,7 +681,9 @@ func (h *harness) grant(s *slot, r *request) {
 		h.note("%s: %s", s.name(), describeCall(r))
 		r.grant <- true
 	} else {
-		r.grant <- h.onPoint(s, r)
+		goOn := h.onPoint(s, r)
+		h.checkStateReport(s, r)
+		r.grant <- goOn
 	}
 	h.settle()
 }

@@ -17,21 +17,21 @@ import (
 func TestHerdAttributesLateWakeups(t *testing.T) {
 	t0 := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 	queue := []zkfake.Record{
-		{Kind: zkfake.RecordOp, Session: 1, Zxid: 1, Op: "create", Path: "/lock/n-", Input: "flags=3 data=\"\"", Result: "/lock/n-0000000000", Time: t0},
-		{Kind: zkfake.RecordOp, Session: 2, Zxid: 2, Op: "create", Path: "/lock/n-", Input: "flags=3 data=\"\"", Result: "/lock/n-0000000001", Time: t0},
-		{Kind: zkfake.RecordOp, Session: 3, Zxid: 3, Op: "create", Path: "/lock/n-", Input: "flags=3 data=\"\"", Result: "/lock/n-0000000002", Time: t0},
+		{Kind: zkfake.RecordOp, Session: 1, Zxid: 1, Op: "create", Path: lockPath + "/n-", Input: "flags=3 data=\"\"", Result: lockPath + "/n-0000000000", Time: t0},
+		{Kind: zkfake.RecordOp, Session: 2, Zxid: 2, Op: "create", Path: lockPath + "/n-", Input: "flags=3 data=\"\"", Result: lockPath + "/n-0000000001", Time: t0},
+		{Kind: zkfake.RecordOp, Session: 3, Zxid: 3, Op: "create", Path: lockPath + "/n-", Input: "flags=3 data=\"\"", Result: lockPath + "/n-0000000002", Time: t0},
 		// The release: client 2 hears of it at once.
-		{Kind: zkfake.RecordOp, Session: 1, Zxid: 4, Op: "delete", Path: "/lock/n-0000000000", Time: t0.Add(time.Second)},
-		{Kind: zkfake.RecordWatch, Session: 2, Zxid: 4, Op: "EventNodeChildrenChanged", Path: "/lock", Time: t0.Add(time.Second)},
+		{Kind: zkfake.RecordOp, Session: 1, Zxid: 4, Op: "delete", Path: lockPath + "/n-0000000000", Time: t0.Add(time.Second)},
+		{Kind: zkfake.RecordWatch, Session: 2, Zxid: 4, Op: "EventNodeChildrenChanged", Path: lockPath, Time: t0.Add(time.Second)},
 		// Other things happen: a read, a write elsewhere.
-		{Kind: zkfake.RecordOp, Session: 2, Zxid: 4, Op: "getChildren", Path: "/lock", Time: t0.Add(2 * time.Second)},
+		{Kind: zkfake.RecordOp, Session: 2, Zxid: 4, Op: "getChildren", Path: lockPath, Time: t0.Add(2 * time.Second)},
 		{Kind: zkfake.RecordOp, Session: 2, Zxid: 5, Op: "setData", Path: "/elsewhere", Time: t0.Add(2 * time.Second)},
 	}
 	late := map[string]zkfake.Record{
 		// A follower catches up and delivers the release's event.
-		"a follower catching up": {Kind: zkfake.RecordWatch, Session: 3, Zxid: 4, Op: "EventNodeChildrenChanged", Path: "/lock", Time: t0.Add(3 * time.Second)},
+		"a follower catching up": {Kind: zkfake.RecordWatch, Session: 3, Zxid: 4, Op: "EventNodeChildrenChanged", Path: lockPath, Time: t0.Add(3 * time.Second)},
 		// Client 3 reconnects; its watch fires at once, with today's zxid.
-		"a reconnect": {Kind: zkfake.RecordWatch, Session: 3, Zxid: 5, Op: "EventNodeChildrenChanged", Path: "/lock", Time: t0.Add(3 * time.Second)},
+		"a reconnect": {Kind: zkfake.RecordWatch, Session: 3, Zxid: 5, Op: "EventNodeChildrenChanged", Path: lockPath, Time: t0.Add(3 * time.Second)},
 	}
 	for how, r := range late {
 		t.Run(how, func(t *testing.T) {
@@ -49,7 +49,7 @@ func TestHerdAttributesLateWakeups(t *testing.T) {
 					found = msg
 				}
 			}
-			want := "client 1's delete /lock/n-0000000000 at step 4 woke client 2 and client 3 (late, at step 8)"
+			want := "client 1's delete " + lockPath + "/n-0000000000 at step 4 woke client 2 and client 3 (late, at step 8)"
 			if !strings.HasPrefix(found, want) {
 				t.Fatalf("got %q, want it to begin %q", found, want)
 			}

@@ -1,0 +1,150 @@
+package fuzz
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/zksim/zksim/recipe"
+)
+
+// StateReporter is a Locker that says where its hold stands, as
+// recipe.Mutex does: State, and Lost, a channel closed once a hold is lost
+// (and, without a hold, closed already). The harness holds what it says to
+// what its calls returned and to itself: the StateReport detector.
+type StateReporter interface {
+	State() recipe.MutexState
+	Lost() <-chan struct{}
+}
+
+// stateHeard is what a locker's state listener has heard
+// (recipe.WithStateListener, which RecipeMutex installs): every change in
+// order, one at a time.
+type stateHeard struct {
+	on     bool // the locker tells this listener
+	inside atomic.Int32
+
+	mu      sync.Mutex
+	last    recipe.MutexState
+	trouble string // the first thing heard that breaks the listener's promise
+}
+
+// hear is the listener.
+func (l *stateHeard) hear(s recipe.MutexState) {
+	concurrent := l.inside.Add(1) > 1
+	defer l.inside.Add(-1)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case l.trouble != "":
+	case concurrent:
+		l.trouble = fmt.Sprintf("its state listener was told of %v while it was still hearing of another change", s)
+	case !stateFollows(l.last, s):
+		l.trouble = fmt.Sprintf("its state listener was told of a change from %v to %v", l.last, s)
+	}
+	l.last = s
+}
+
+// heard returns the last state the listener heard, and the first broken
+// promise, if any.
+func (l *stateHeard) heard() (recipe.MutexState, string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.last, l.trouble
+}
+
+// stateFollows reports whether a hold's state can change from prev to next,
+// as recipe.MutexState's documentation tells: a hold begins Held, is
+// Suspended and Held again with the connection, and ends Unlocked — after
+// Lost if it was lost, or after Releasing if an Unlock failed.
+func stateFollows(prev, next recipe.MutexState) bool {
+	switch prev {
+	case recipe.MutexUnlocked:
+		return next == recipe.MutexHeld
+	case recipe.MutexHeld, recipe.MutexSuspended:
+		return next != prev
+	case recipe.MutexLost, recipe.MutexReleasing:
+		return next == recipe.MutexUnlocked
+	}
+	return false
+}
+
+// checkStateReport is the StateReport detector, run when s's Lock or
+// Unlock has returned (r is its point). A locker that reports its state
+// must report one its call allows — Held, Suspended or Lost after a Lock
+// that got the lock; Unlocked or Releasing after one that did not, or after
+// a failed Unlock; Unlocked after a successful one — with a fencing token
+// exactly while it holds, Lost closed exactly when it holds nothing that is
+// still to be released, and the last change its listener heard.
+func (h *harness) checkStateReport(s *slot, r *request) {
+	inc := s.inc
+	sr, ok := inc.locker.(StateReporter)
+	if !ok || h.finding != nil {
+		return
+	}
+	var call, result string
+	var allowed []recipe.MutexState
+	switch r.point {
+	case pointLocked:
+		call = r.how.lockCall()
+		switch {
+		case r.got:
+			result = "got the lock"
+			allowed = []recipe.MutexState{recipe.MutexHeld, recipe.MutexSuspended, recipe.MutexLost}
+		case r.err == nil:
+			result = "found it taken"
+			allowed = []recipe.MutexState{recipe.MutexUnlocked, recipe.MutexReleasing}
+		default:
+			result = fmt.Sprintf("failed (%v)", r.err)
+			allowed = []recipe.MutexState{recipe.MutexUnlocked, recipe.MutexReleasing}
+		}
+	case pointUnlocked:
+		call = r.how.unlockCall()
+		if r.err == nil {
+			result = "returned"
+			allowed = []recipe.MutexState{recipe.MutexUnlocked}
+		} else {
+			result = fmt.Sprintf("failed (%v)", r.err)
+			allowed = []recipe.MutexState{recipe.MutexUnlocked, recipe.MutexReleasing}
+		}
+	default:
+		return
+	}
+	st := sr.State()
+	holds := st == recipe.MutexHeld || st == recipe.MutexSuspended
+	lost := isClosed(sr.Lost())
+	after := fmt.Sprintf("after %s's %s %s at step %d, its lock reports %v", s.name(), call, result, h.cur.index, st)
+	if !slices.Contains(allowed, st) {
+		h.found(StateReport, "%s", after)
+		return
+	}
+	if f, ok := inc.locker.(Fencer); ok && holds != (f.Token() != 0) {
+		h.found(StateReport, "%s with fencing token %d", after, f.Token())
+		return
+	}
+	if lost != (st == recipe.MutexUnlocked || st == recipe.MutexLost) {
+		h.found(StateReport, "%s, and Lost is %s", after, map[bool]string{true: "closed", false: "open"}[lost])
+		return
+	}
+	if !inc.heard.on {
+		return
+	}
+	last, trouble := inc.heard.heard()
+	switch {
+	case trouble != "":
+		h.found(StateReport, "%s; %s", after, trouble)
+	case last != st:
+		h.found(StateReport, "%s, but the last change its state listener heard of was to %v", after, last)
+	}
+}
+
+// isClosed reports whether ch is closed (it is never sent on).
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
