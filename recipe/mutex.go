@@ -409,7 +409,8 @@ func (m *Mutex) Unlock() error {
 
 // UnlockContext is Unlock bounded by ctx instead of the retry timeout. If ctx
 // ends before the deletion is known to have happened, the release is pending
-// (MutexReleasing) and the error says why.
+// (MutexReleasing) and the error says why — unless the hold was lost
+// meanwhile: then nothing is left to release, and it returns ErrLockLost.
 func (m *Mutex) UnlockContext(ctx context.Context) error {
 	m.mu.Lock()
 	held := m.hold != nil
@@ -458,6 +459,19 @@ func (m *Mutex) UnlockContext(ctx context.Context) error {
 // pending and err says why.
 func (m *Mutex) finishRelease(ctx context.Context, h *hold) (settled bool, err error) {
 	lost, err := m.release(ctx, h)
+	if err != nil {
+		m.mu.Lock()
+		gone := h.state == MutexLost || h.ended
+		m.mu.Unlock()
+		if gone {
+			// The hold was lost while the release ran (its session
+			// ended, or its node was deleted), and then ctx ended:
+			// nothing is left to release. Whatever lost it, the node is
+			// deleted in the background should it still be there.
+			m.adopt(orphan{node: h.node})
+			lost, err = true, nil
+		}
+	}
 	if err != nil {
 		m.mu.Lock()
 		h.releasing = false

@@ -157,6 +157,50 @@ func TestMutexFakeHolderPaused(t *testing.T) {
 	})
 }
 
+// The hold is lost while Unlock waits for its Delete, and then Unlock's
+// deadline passes: nothing is left to release, so Unlock reports the loss
+// and the handle is unlocked. It used to leave a pending release whose
+// state was MutexLost, which a failed Unlock never reports.
+func TestMutexFakeLostWhileUnlocking(t *testing.T) {
+	runFake(t, "lost while unlocking", func(t *testing.T, env zktest.Env) {
+		srv := fakeServer(t, env)
+		dir := env.Base() + "/lock"
+		conn, _ := env.Connect(t, sessionTimeout)
+		slow := &slowDelete{Conn: conn, release: make(chan struct{})}
+		states := &stateLog{}
+		m := recipe.NewMutex(slow, dir, recipe.WithStateListener(states.add))
+		if err := m.Lock(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		unlocked := make(chan error, 1)
+		go func() { unlocked <- m.UnlockContext(ctx) }()
+		synctest.Wait() // Unlock waits for its Delete
+		srv.Expire(conn.SessionID())
+		eventually(t, "the hold lost", func() bool { return m.State() == recipe.MutexLost })
+		if err := mustWait(t, "UnlockContext", unlocked); !errors.Is(err, recipe.ErrLockLost) {
+			t.Errorf("UnlockContext = %v, want ErrLockLost", err)
+		}
+		close(slow.release)
+		if s := m.State(); s != recipe.MutexUnlocked {
+			t.Errorf("state after the Unlock %v, want unlocked", s)
+		}
+		states.want(t, recipe.MutexHeld, recipe.MutexLost, recipe.MutexUnlocked)
+	})
+}
+
+// slowDelete is a Conn whose Deletes wait until release is closed.
+type slowDelete struct {
+	recipe.Conn
+	release chan struct{}
+}
+
+func (c *slowDelete) Delete(path string, version int32) error {
+	<-c.release
+	return c.Conn.Delete(path, version)
+}
+
 // Herd check with the server's own counters: a release delivers one watch
 // event to the next waiter's session and none to any other waiter. The
 // releasing session gets one as well, from the watch on its own node that
