@@ -2,6 +2,7 @@ package fuzz
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -35,6 +36,15 @@ type ContextUnlocker interface {
 // method of a lock that is not).
 type Reentrant interface {
 	Reentrant() bool
+}
+
+// SharedHandle is a Locker whose one handle goroutines may share, calling
+// it at the same time (recipe.Mutex is safe for concurrent use). A client
+// of such a lock may call Unlock from two goroutines at once, as a program
+// whose deferred Unlock races an explicit one does. SharedHandle reports
+// whether it is.
+type SharedHandle interface {
+	SharedHandle() bool
 }
 
 // QueueReader is a Locker that can list the lock's contenders, the holder
@@ -71,6 +81,8 @@ type recipeMutex struct {
 
 func (recipeMutex) Reentrant() bool { return true }
 
+func (recipeMutex) SharedHandle() bool { return true }
+
 func (m recipeMutex) Contenders() ([]string, error) { return recipe.Contenders(m.conn, m.Path()) }
 
 // how is the way a client takes the step of its loop that a move lets it
@@ -85,6 +97,7 @@ const (
 	howReenter           // holding: a reentrant Lock and Unlock pair first
 	howGiveUp            // after a failed Unlock, no retry: Lock again
 	howPastDeadline      // Lock or Unlock on a context whose deadline has passed already
+	howTwice             // Unlock from two goroutines at once, the second with a short deadline
 	numHows
 )
 
@@ -151,6 +164,11 @@ func (inc *incarnation) unlockFor(w how) how {
 		if r, ok := inc.locker.(Reentrant); ok && r.Reentrant() {
 			return w
 		}
+	case howTwice:
+		_, ok := inc.locker.(ContextUnlocker)
+		if sh, shared := inc.locker.(SharedHandle); ok && shared && sh.SharedHandle() {
+			return w
+		}
 	}
 	return howPlain
 }
@@ -177,12 +195,40 @@ func (inc *incarnation) lock(w how) (got bool, err error) {
 
 // unlock releases the lock the way w says.
 func (inc *incarnation) unlock(w how) error {
+	if w == howTwice {
+		return inc.unlockTwice()
+	}
 	if w.deadline() == 0 && w != howPastDeadline {
 		return inc.locker.Unlock()
 	}
 	ctx, cancel := w.callContext(context.Background())
 	defer cancel()
 	return inc.locker.(ContextUnlocker).UnlockContext(ctx)
+}
+
+// unlockTwice calls Unlock on another goroutine and, once that call is
+// under way (the harness says when, at a point of its own, so that which
+// call goes first never depends on the Go scheduler), calls UnlockContext
+// with a short deadline on this one. The two are one release: it happened
+// if either returned nil, and a call that found nothing to release
+// (ErrNotLocked, the other got there first) says nothing of it.
+func (inc *incarnation) unlockTwice() error {
+	first := make(chan error, 1)
+	go func() { first <- inc.locker.Unlock() }()
+	if !inc.wait(&request{point: pointUnlockAgain}) {
+		return <-first
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), shortDeadline)
+	defer cancel()
+	second := inc.locker.(ContextUnlocker).UnlockContext(ctx)
+	err := <-first
+	switch {
+	case err == nil || errors.Is(second, recipe.ErrNotLocked):
+		return err
+	case second == nil || errors.Is(err, recipe.ErrNotLocked):
+		return second
+	}
+	return err
 }
 
 // cancelWaitingLock cancels the client's Lock in progress, if there is
@@ -212,6 +258,8 @@ func (w how) String() string {
 		return "giving up on a failed Unlock"
 	case howPastDeadline:
 		return "with a deadline already past"
+	case howTwice:
+		return "from two goroutines at once"
 	}
 	return "plainly"
 }
@@ -232,8 +280,11 @@ func (w how) unlockCall() string {
 	if d := w.deadline(); d > 0 {
 		return fmt.Sprintf("UnlockContext with a deadline of %v", d)
 	}
-	if w == howPastDeadline {
+	switch w {
+	case howPastDeadline:
 		return "UnlockContext with a deadline already past"
+	case howTwice:
+		return "Unlock, twice at once"
 	}
 	return "Unlock"
 }

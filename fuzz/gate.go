@@ -24,14 +24,15 @@ import (
 type point uint8
 
 const (
-	noPoint        point = iota // the request is a call to the server
-	pointLock                   // about to call Lock
-	pointLocked                 // Lock returned (err set)
-	pointWrite                  // holding: about to write to the protected resource
-	pointUnlock                 // leaving the critical section: about to call Unlock
-	pointUnlocked               // Unlock returned (err set)
-	pointReentered              // holding: a reentrant Lock returned (err set)
-	pointReleft                 // holding: the reentrant Unlock returned (err set)
+	noPoint          point = iota // the request is a call to the server
+	pointLock                     // about to call Lock
+	pointLocked                   // Lock returned (err set)
+	pointWrite                    // holding: about to write to the protected resource
+	pointUnlock                   // leaving the critical section: about to call Unlock
+	pointUnlocked                 // Unlock returned (err set)
+	pointReentered                // holding: a reentrant Lock returned (err set)
+	pointReleft                   // holding: the reentrant Unlock returned (err set)
+	pointUnlockAgain              // an Unlock is under way: about to call it again from another goroutine
 )
 
 func (p point) String() string {
@@ -50,6 +51,8 @@ func (p point) String() string {
 		return "reentered"
 	case pointReleft:
 		return "releft"
+	case pointUnlockAgain:
+		return "unlock again"
 	}
 	return "call"
 }

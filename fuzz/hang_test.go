@@ -108,7 +108,7 @@ func TestNeverHang(t *testing.T) {
 		says      []string // in the summary
 	}{
 		{"Lock ignores ctx and spins on a failing call", queue(func(q *queueLock) Locker { return ctxIgnorer{q} }), Liveness, []string{"'s Lock"}},
-		{"Unlock fails at once for ever", queue(func(q *queueLock) Locker { return failingUnlock{q} }), Liveness, []string{"client 1"}},
+		{"Unlock fails at once for ever", queue(func(q *queueLock) Locker { return failingUnlock{q} }), Liveness, []string{"'s Unlock did not release"}},
 		{"Unlock loops inside on a failing call", queue(func(q *queueLock) Locker { return loopingUnlock{q} }), Liveness, []string{"Unlock"}},
 		{"Unlock loops on a timer for ever", queue(func(q *queueLock) Locker { return sleepingUnlock{q} }), Liveness, []string{"Unlock"}},
 		{"Lock spins on the Conn's state", queue(func(q *queueLock) Locker { return sessionSpinner{q} }), Liveness, []string{"'s Lock did not return: it spun, making 5000 calls"}},

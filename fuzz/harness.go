@@ -682,7 +682,7 @@ func (h *harness) grant(s *slot, r *request) {
 		r.grant <- true
 	} else {
 		goOn := h.onPoint(s, r)
-		h.checkStateReport(s, r)
+		h.checkStateReport(s, inc, r)
 		r.grant <- goOn
 	}
 	h.settle()
@@ -796,6 +796,9 @@ func (h *harness) onPoint(s *slot, r *request) bool {
 		} else {
 			h.note("%s's reentrant Lock returns; it calls Unlock for it", s.name())
 		}
+
+	case pointUnlockAgain:
+		h.note("%s, its Unlock under way, calls UnlockContext with a deadline of %v from another goroutine (a deferred Unlock racing an explicit one)", s.name(), shortDeadline)
 
 	case pointReleft:
 		if r.err != nil {

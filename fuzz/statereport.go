@@ -77,10 +77,15 @@ func stateFollows(prev, next recipe.MutexState) bool {
 // a failed Unlock; Unlocked after a successful one — with a fencing token
 // exactly while it holds, Lost closed exactly when it holds nothing that is
 // still to be released, and the last change its listener heard.
-func (h *harness) checkStateReport(s *slot, r *request) {
-	inc := s.inc
+//
+// inc is the incarnation whose call returned: by now s may have a new
+// one, whose goroutine is still making its locker.
+func (h *harness) checkStateReport(s *slot, inc *incarnation, r *request) {
+	if r.point != pointLocked && r.point != pointUnlocked || h.finding != nil {
+		return
+	}
 	sr, ok := inc.locker.(StateReporter)
-	if !ok || h.finding != nil {
+	if !ok {
 		return
 	}
 	var call, result string
