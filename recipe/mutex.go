@@ -477,7 +477,8 @@ func (m *Mutex) finishRelease(ctx context.Context, h *hold) (settled bool, err e
 		h.releasing = false
 		h.pending = true
 		if h.state != MutexLost && h.state != MutexReleasing {
-			// A lost hold stays lost: the next Unlock reports it.
+			// A hold lost since the check above stays lost: the next
+			// Unlock reports it.
 			h.state = MutexReleasing
 			m.sayOf(h, MutexReleasing)
 		}
