@@ -902,22 +902,7 @@ func testFailedUnlockIsNoHold(t *testing.T, env zktest.Env) {
 	stillBlocked(t, "Lock on a handle whose release is pending", aDone)
 
 	p.Heal(t, connA)
-	if err := mustWait(t, "B's Lock", bDone); err != nil {
-		t.Fatalf("B's Lock: %v", err)
-	}
-	stillBlocked(t, "A's Lock while B holds", aDone)
-	if s := a.State(); s == recipe.MutexHeld || s == recipe.MutexSuspended || a.Token() != 0 {
-		t.Fatalf("A reports %v with token %d while B holds", s, a.Token())
-	}
-	if err := b.Unlock(); err != nil {
-		t.Fatal(err)
-	}
-	if err := mustWait(t, "A's Lock", aDone); err != nil {
-		t.Fatalf("A's Lock: %v", err)
-	}
-	if err := a.Unlock(); err != nil {
-		t.Fatal(err)
-	}
+	bThenA(t, a, b, aDone, bDone)
 	settles(t, connB, dir, 0)
 	// Whether the hold is seen Suspended before the Unlock gives up depends
 	// on how soon the client notices the partition, which differs between
@@ -982,6 +967,30 @@ func testListenerHearsOneChangeAtATime(t *testing.T, env zktest.Env) {
 	states.withoutSuspended().want(t, recipe.MutexHeld, recipe.MutexReleasing, recipe.MutexUnlocked)
 }
 
+// bThenA checks the turn taken after A's release went pending and A called
+// Lock again: B, which was waiting behind A's node, gets the lock; A's
+// Lock waits its turn, holding nothing meanwhile; once B unlocks A gets
+// the lock, and unlocks.
+func bThenA(t *testing.T, a, b *recipe.Mutex, aDone, bDone <-chan error) {
+	t.Helper()
+	if err := mustWait(t, "B's Lock", bDone); err != nil {
+		t.Fatalf("B's Lock: %v", err)
+	}
+	stillBlocked(t, "A's Lock while B holds", aDone)
+	if s := a.State(); s == recipe.MutexHeld || s == recipe.MutexSuspended || a.Token() != 0 {
+		t.Fatalf("A reports %v with token %d while B holds", s, a.Token())
+	}
+	if err := b.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	if err := mustWait(t, "A's Lock", aDone); err != nil {
+		t.Fatalf("A's Lock: %v", err)
+	}
+	if err := a.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // An Unlock that fails before its Delete is sent leaves the node in the
 // queue. The next Lock on the handle finishes the release — the waiter
 // behind gets the lock — and queues afresh; it used to count up on the old
@@ -1006,19 +1015,7 @@ func testFailedUnlockFinishedByLock(t *testing.T, env zktest.Env) {
 		t.Fatalf("after a failed Unlock: state %v token %d, want releasing, no token", a.State(), a.Token())
 	}
 	aDone := lockAsync(testCtx(t), a)
-	if err := mustWait(t, "B's Lock", bDone); err != nil {
-		t.Fatalf("B's Lock: %v", err)
-	}
-	stillBlocked(t, "A's Lock while B holds", aDone)
-	if err := b.Unlock(); err != nil {
-		t.Fatal(err)
-	}
-	if err := mustWait(t, "A's Lock", aDone); err != nil {
-		t.Fatalf("A's Lock: %v", err)
-	}
-	if err := a.Unlock(); err != nil {
-		t.Fatal(err)
-	}
+	bThenA(t, a, b, aDone, bDone)
 	settles(t, connB, dir, 0)
 	if err := a.Unlock(); !errors.Is(err, recipe.ErrNotLocked) {
 		t.Errorf("a second Unlock: %v, want ErrNotLocked", err)
