@@ -81,39 +81,30 @@ func stateFollows(prev, next recipe.MutexState) bool {
 // inc is the incarnation whose call returned: by now s may have a new
 // one, whose goroutine is still making its locker.
 func (h *harness) checkStateReport(s *slot, inc *incarnation, r *request) {
-	if r.point != pointLocked && r.point != pointUnlocked || h.finding != nil {
+	if h.finding != nil {
 		return
 	}
-	sr, ok := inc.locker.(StateReporter)
-	if !ok {
-		return
-	}
-	var call, result string
-	var allowed []recipe.MutexState
+	var call string
+	result, allowed := fmt.Sprintf("failed (%v)", r.err), []recipe.MutexState{recipe.MutexUnlocked, recipe.MutexReleasing}
 	switch r.point {
 	case pointLocked:
 		call = r.how.lockCall()
 		switch {
 		case r.got:
-			result = "got the lock"
-			allowed = []recipe.MutexState{recipe.MutexHeld, recipe.MutexSuspended, recipe.MutexLost}
+			result, allowed = "got the lock", []recipe.MutexState{recipe.MutexHeld, recipe.MutexSuspended, recipe.MutexLost}
 		case r.err == nil:
 			result = "found it taken"
-			allowed = []recipe.MutexState{recipe.MutexUnlocked, recipe.MutexReleasing}
-		default:
-			result = fmt.Sprintf("failed (%v)", r.err)
-			allowed = []recipe.MutexState{recipe.MutexUnlocked, recipe.MutexReleasing}
 		}
 	case pointUnlocked:
 		call = r.how.unlockCall()
 		if r.err == nil {
-			result = "returned"
-			allowed = []recipe.MutexState{recipe.MutexUnlocked}
-		} else {
-			result = fmt.Sprintf("failed (%v)", r.err)
-			allowed = []recipe.MutexState{recipe.MutexUnlocked, recipe.MutexReleasing}
+			result, allowed = "returned", []recipe.MutexState{recipe.MutexUnlocked}
 		}
 	default:
+		return
+	}
+	sr, ok := inc.locker.(StateReporter)
+	if !ok {
 		return
 	}
 	st := sr.State()
