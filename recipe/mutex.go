@@ -177,8 +177,9 @@ const (
 // InterProcessMutex is where CURATOR-498 (a closing session's node found by
 // GUID), CURATOR-604 (two holders after a session change) and CURATOR-678
 // (release forgets the hold on connection loss) were reported. The Mutex
-// checks the owner, reports ErrLockLost, and keeps the hold when a release
-// fails.
+// checks the owner, reports ErrLockLost, and, when a release fails, leaves
+// a pending release (MutexReleasing) that it keeps finishing in the
+// background.
 type Mutex struct {
 	conn Conn
 	dir  string
@@ -579,7 +580,7 @@ type hold struct {
 	unsure     bool  // a Delete was sent whose reply was lost
 	pending    bool  // an Unlock failed: the release is pending (MutexReleasing)
 	ended      bool  // the session ended while a pending release was being finished
-	settled    bool  // the pending release ended without Unlock (see settle)
+	settled    bool  // the pending release ended without Unlock (see settleLocked)
 	settledErr error // what the next Unlock returns for a settled release
 	lostOnce   sync.Once
 

@@ -205,7 +205,8 @@ func (m *Mutex) setConnected(h *hold, connected bool) {
 
 // release deletes the hold's node. lost reports that the node was gone
 // before the release could take effect. An error means the outcome is not
-// known (the connection stayed lost, or ctx ended first): the hold is kept.
+// known (the connection stayed lost, or ctx ended first): finishRelease
+// then leaves the release pending.
 func (m *Mutex) release(ctx context.Context, h *hold) (lost bool, err error) {
 	m.mu.Lock()
 	// A pending release's node may be gone by the background deletion

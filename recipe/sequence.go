@@ -158,8 +158,9 @@ func compareContenders(a, b contender) int {
 
 // Contenders returns the names (last path element) of the nodes queued for
 // the lock at path, in queue order: the first is the holder, the rest wait in
-// the order they will get it. Every child whose name ends in a ten-digit
-// sequence number counts, so nodes of go-zookeeper's zk.Lock, kazoo's Lock
+// the order they will get it. Every child whose name ends in a sequence
+// number as ZooKeeper prints it (ten digits, or a sign and nine or ten past
+// the counter's wrap) counts, so nodes of go-zookeeper's zk.Lock, kazoo's Lock
 // and Curator's InterProcessMutex on the same path are listed too; other
 // children are left out. A lock path that does not exist has no contenders.
 // Invalid paths get the error ZooKeeper gives for them (zk.ErrInvalidPath).
