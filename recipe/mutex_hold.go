@@ -259,10 +259,10 @@ func (m *Mutex) release(ctx context.Context, h *hold) (lost bool, err error) {
 	return false, nil
 }
 
-// sweepStrays deletes nodes bearing the hold's GUID other than its own: a
-// create whose lost reply was applied later than the retry that found the
-// node would otherwise wait in the queue, and one day hold the lock, for
-// nobody.
+// sweepStrays deletes the nodes left bearing the hold's GUID, once its own
+// node is deleted: a create whose lost reply was applied later than the
+// retry that found the node would otherwise wait in the queue, and one day
+// hold the lock, for nobody.
 //
 // The listing follows a sync: a create whose reply was lost may have been
 // applied on the leader and not yet on the follower this client reads from
@@ -272,16 +272,14 @@ func (m *Mutex) sweepStrays(ctx context.Context, h *hold) {
 	children, err := m.syncedChildren(ctx)
 	if err != nil {
 		if !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrClosing) {
-			m.adopt(orphan{guid: h.guid, keep: h.node})
+			m.adopt(orphan{guid: h.guid})
 		}
 		return
 	}
 	mark := protectedPrefix + h.guid + "-"
 	for _, name := range children {
 		if strings.HasPrefix(name, mark) {
-			if p := joinPath(m.dir, name); p != h.node {
-				_ = m.cleanup(p) // failures are deleted in the background
-			}
+			_ = m.cleanup(joinPath(m.dir, name)) // failures are deleted in the background
 		}
 	}
 }

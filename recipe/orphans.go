@@ -3,6 +3,7 @@ package recipe
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -26,17 +27,20 @@ import (
 type orphan struct {
 	node string // full path, if known
 	guid string // the GUID the node's name carries, if the path is not known
-	keep string // a node with guid that is not an orphan (released already)
 }
 
 // orphanTimeout bounds the background deletion of orphans.
 const orphanTimeout = time.Minute
 
-// adopt records an orphan and makes sure the background reaper runs.
+// adopt records an orphan, once, and makes sure the background reaper
+// runs. A release that fails again while the connection is down adopts its
+// node again.
 func (m *Mutex) adopt(o orphan) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.orphans = append(m.orphans, o)
+	if !slices.Contains(m.orphans, o) {
+		m.orphans = append(m.orphans, o)
+	}
 	m.reapIfNeeded()
 }
 
@@ -102,7 +106,8 @@ func (m *Mutex) settleOrphan(o orphan) bool {
 	}
 	if o.node != "" {
 		err := m.conn.Delete(o.node, -1)
-		return err == nil && m.reaperOK() || goneWithSession(err) || m.reaperSaw(err)
+		closed := m.reaperSaw(err)
+		return err == nil || goneWithSession(err) || closed
 	}
 	// A node known only by its GUID is settled once a listing shows none,
 	// or every one found is deleted. The listing must follow a sync: the
@@ -110,10 +115,10 @@ func (m *Mutex) settleOrphan(o orphan) bool {
 	// have reconnected to a follower that has not applied it yet; the
 	// node would appear there later, owned by a live session, and block
 	// the queue for good.
-	if _, err := m.conn.Sync(m.dir); err != nil {
-		return errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrClosing) || m.reaperSaw(err)
+	_, err := m.conn.Sync(m.dir)
+	if closed := m.reaperSaw(err); err != nil {
+		return errors.Is(err, zk.ErrNoNode) || closed
 	}
-	m.reaperOK()
 	children, _, err := m.conn.Children(m.dir)
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
@@ -124,28 +129,19 @@ func (m *Mutex) settleOrphan(o orphan) bool {
 	mark := protectedPrefix + o.guid + "-"
 	settled := true
 	for _, name := range children {
-		node := joinPath(m.dir, name)
-		if !strings.HasPrefix(name, mark) || node == o.keep {
+		if !strings.HasPrefix(name, mark) {
 			continue
 		}
-		if err := m.conn.Delete(node, -1); err != nil && !goneWithSession(err) && !m.reaperSaw(err) {
+		if err := m.conn.Delete(joinPath(m.dir, name), -1); err != nil && !goneWithSession(err) && !m.reaperSaw(err) {
 			settled = false
 		}
 	}
 	return settled
 }
 
-// reaperOK notes that a request of the reaper was answered: the strikes
-// against the Conn start again. It returns true, for use in conditions.
-func (m *Mutex) reaperOK() bool {
-	m.mu.Lock()
-	m.reapStrikes = 0
-	m.mu.Unlock()
-	return true
-}
-
-// reaperSaw counts a failed request of the reaper against the Conn (see
-// closedBy) and reports whether the Conn is now known to be closed.
+// reaperSaw counts a failed request of the reaper against the Conn, or
+// starts the count again after one that was answered (see closedBy), and
+// reports whether the Conn is now known to be closed.
 func (m *Mutex) reaperSaw(err error) bool {
 	m.mu.Lock()
 	m.reapStrikes = m.closedBy(err, m.reapStrikes)
