@@ -48,9 +48,7 @@ func (m *Mutex) watchHold(h *hold) {
 				// until Unlock finishes.
 				continue
 			case zk.EventNotWatching:
-				if errors.Is(ev.Err, zk.ErrClosing) {
-					m.closed.Store(true)
-				}
+				m.closedBy(ev.Err, 0)
 				m.lose(h)
 				return
 			}
