@@ -107,6 +107,17 @@ type frameScanner struct {
 	count int    // frames handed on so far
 }
 
+// header returns the size of the frame s.pre begins, once its 4-byte
+// length prefix is in, and how many of its bytes scan keeps: the prefix and
+// the head of the body (4 until the prefix is in).
+func (s *frameScanner) header() (size, need int) {
+	if len(s.pre) < 4 {
+		return 0, 4
+	}
+	size = max(int(int32(binary.BigEndian.Uint32(s.pre))), 0)
+	return size, 4 + min(size, headLen)
+}
+
 // scan passes p through s and calls f with each frame's number (from 0)
 // and head (its first headLen body bytes, fewer if the frame is shorter).
 // If f returns false, scan stops and returns where that frame began in p
@@ -123,18 +134,12 @@ func (s *frameScanner) scan(p []byte, f func(n int, head []byte) bool) int {
 		if len(s.pre) == 0 {
 			start = i
 		}
-		need := 4
-		var size int
-		if len(s.pre) >= 4 {
-			size = max(int(int32(binary.BigEndian.Uint32(s.pre))), 0)
-			need = 4 + min(size, headLen)
-		}
+		size, need := s.header()
 		k := min(need-len(s.pre), len(p)-i)
 		s.pre = append(s.pre, p[i:i+k]...)
 		i += k
 		if len(s.pre) == 4 {
-			size = max(int(int32(binary.BigEndian.Uint32(s.pre))), 0)
-			need = 4 + min(size, headLen)
+			size, need = s.header()
 		}
 		if len(s.pre) < need {
 			continue
