@@ -45,6 +45,8 @@ type Conn struct {
 	startSet    bool // started on member, free to move
 	next        int  // the member the next reconnect goes to, if nextSet
 	nextSet     bool // ReconnectTo was called
+	movedFrom   int  // the member the client left for next, if moving
+	moving      bool // a reconnect to next has begun and not yet got through
 	events      chan zk.Event
 	eventsShut  bool
 	watchers    map[watchKey][]chan zk.Event
@@ -380,8 +382,10 @@ func (c *Conn) reconnect() {
 	if c.link != linkDown || s.closed {
 		return
 	}
-	from := c.member
 	if c.nextSet {
+		if !c.moving {
+			c.movedFrom, c.moving = c.member, true
+		}
 		c.member, c.nextSet = c.next, false
 	}
 	c.sendEvent(sessionEvent(zk.StateConnecting, s.cfg.addr))
@@ -389,6 +393,13 @@ func (c *Conn) reconnect() {
 		c.scheduleDial()
 		return
 	}
+	// The dial gets through: a move begun by an earlier, failed dial
+	// ends here.
+	var moved string
+	if c.moving && c.member != c.movedFrom {
+		moved = memberName(c.member)
+	}
+	c.moving = false
 	c.sendEvent(sessionEvent(zk.StateConnected, s.cfg.addr))
 	if m := s.memberOf(c); m.applied < c.lastZxid.Load() {
 		// A server refuses a client whose last-seen zxid is past its own
@@ -397,10 +408,6 @@ func (c *Conn) reconnect() {
 		// with what it saw — and only with that: a write whose reply it
 		// lost may still be missing there.
 		s.catchUp(m, c.lastZxid.Load())
-	}
-	var moved string
-	if c.member != from {
-		moved = memberName(c.member)
 	}
 	if _, alive := s.st.sessions[c.session]; alive && s.conns[c.session] == c {
 		s.disarmExpiry(c.session)

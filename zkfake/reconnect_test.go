@@ -74,6 +74,34 @@ func TestLostReplyThenReconnectToALaggingMember(t *testing.T) {
 	})
 }
 
+// A move asked for while the client is cut off is made by the first dial
+// that gets through, and the reconnect record says so, however many dials
+// failed before it.
+func TestReconnectToRecordedAfterFailedDials(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := zkfake.NewServer(zkfake.WithEnsemble(3))
+		defer srv.Close()
+		c, _, _ := srv.Connect(10*time.Second, zkfake.WithMember(1))
+		c.ReconnectTo(2)
+		c.Partition()
+		time.Sleep(8 * time.Second) // noticed at two thirds of the timeout; dials fail
+		c.Heal()
+		time.Sleep(2 * time.Second)
+		if c.Member() != 2 {
+			t.Fatalf("reconnected to member %d, want 2", c.Member())
+		}
+		var inputs []string
+		for _, r := range srv.Log() {
+			if r.Kind == zkfake.RecordSession && r.Op == "reconnect" {
+				inputs = append(inputs, r.Input)
+			}
+		}
+		if !slices.Equal(inputs, []string{"member 2"}) {
+			t.Fatalf("reconnect records say %q, want [member 2]", inputs)
+		}
+	})
+}
+
 // What the client did read, the member it reconnects to must have: a
 // lagging member catches up to the client's last-seen zxid, and no further.
 func TestReconnectToALaggingMemberCatchesItUpToWhatTheClientSaw(t *testing.T) {
