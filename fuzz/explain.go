@@ -167,8 +167,9 @@ func (c *caseResult) culprit(checked linearizability.History, withWrites bool) i
 		t := checked.Operations[claims[k]].Return
 		return illegal(linearizability.History{Operations: historyUpTo(checked.Operations, t), Faults: checked.Faults})
 	}
+	// sort.Search has found illegalAt(k) true when k is in range.
 	k := sort.Search(len(claims), illegalAt)
-	if k == len(claims) || !illegalAt(k) {
+	if k == len(claims) {
 		return -1
 	}
 	return claims[k]

@@ -88,12 +88,13 @@ func (c *caseResult) checkHistory() *Finding {
 	if len(c.ops) == 0 {
 		return nil
 	}
-	if illegal(c.checked(false)) {
+	if lockOnly := c.checked(false); illegal(lockOnly) {
+		tokens := !illegal(withoutTokens(lockOnly))
 		summary := "porcupine finds no order of the recorded Lock and Unlock calls and session expiries that a lock allows"
-		if !illegal(withoutTokens(c.checked(false))) {
+		if tokens {
 			summary = "the fencing tokens do not grow with each acquisition: a later holder got an older token, which a fenced resource would refuse"
 		}
-		c.verdict = &historyVerdict{tokens: !illegal(withoutTokens(c.checked(false)))}
+		c.verdict = &historyVerdict{tokens: tokens}
 		c.verdict.finding = c.historyFinding(MutualExclusion, summary)
 		return c.verdict.finding
 	}
