@@ -168,10 +168,7 @@ func (h *harness) reportRunaways() {
 		if r == nil {
 			continue
 		}
-		name := inc.slot.name()
-		if inc.n > 1 {
-			name = fmt.Sprintf("%s (restart %d)", name, inc.n-1)
-		}
+		name := incName(inc)
 		call := r.call
 		if !r.dead && inc == inc.slot.inc {
 			call = phaseCall(inc.slot.phase)
