@@ -78,13 +78,7 @@ func withToken(token int64) string {
 // -1 if none.
 func (h *harness) lastHold(inc *incarnation) int {
 	for i := len(h.ops) - 1; i >= 0; i-- {
-		op := h.ops[i]
-		if op.ClientID != inc.porcID {
-			continue
-		}
-		in, ok := op.Input.(linearizability.MutexInput)
-		out, done := op.Output.(linearizability.MutexOutput)
-		if ok && done && out.OK && (in.Op == linearizability.Acquire || in.Op == linearizability.TryLock) {
+		if _, _, ok := hold(h.ops[i]); ok && h.ops[i].ClientID == inc.porcID {
 			return i
 		}
 	}
@@ -207,11 +201,8 @@ func (c *caseResult) explain(withWrites, tokens bool) string {
 	// A token no newer than one handed out before is wrong whoever holds.
 	if !illegal(withoutTokens(linearizability.History{Operations: before, Faults: c.faults})) {
 		for i := k - 1; i >= 0; i-- {
-			if o, ok := ops[i].Output.(linearizability.MutexOutput); ok && o.OK && definite(ops[i]) && ops[i].Return < op.Return && o.Token >= out.Token {
-				if pin, ok := ops[i].Input.(linearizability.MutexInput); ok && pin.Op != linearizability.Write {
-					return fmt.Sprintf("%s acquired at step %d with token %d, no newer than token %d that %s got at step %d: a fenced resource would refuse the later holder",
-						who, step, out.Token, o.Token, h.porcClient(ops[i].ClientID), h.opStep(from[i]))
-				}
+			if _, o, ok := hold(ops[i]); ok && ops[i].Return < op.Return && o.Token >= out.Token {
+				return staleToken(who, step, out.Token, h.porcClient(ops[i].ClientID), h.opStep(from[i]), o.Token)
 			}
 		}
 	}
@@ -219,17 +210,11 @@ func (c *caseResult) explain(withWrites, tokens bool) string {
 	// with no release called and no expiry of its session before.
 	for i := len(ops) - 1; i >= 0; i-- {
 		p := ops[i]
-		pin, ok := p.Input.(linearizability.MutexInput)
-		pout, done := p.Output.(linearizability.MutexOutput)
-		if i == k || !ok || !done || !pout.OK || !definite(p) || p.Return > op.Return || pin.Session == in.Session ||
-			(pin.Op != linearizability.Acquire && pin.Op != linearizability.TryLock) {
+		pin, pout, ok := hold(p)
+		if i == k || !ok || p.Return > op.Return || pin.Session == in.Session || ended(ops, pin.Session, p.Return, op.Return) {
 			continue
 		}
-		if ended(ops, pin.Session, p.Return, op.Return) {
-			continue
-		}
-		return fmt.Sprintf("%s acquired at step %d%s while %s had held since step %d%s, had not called Unlock, and its session %#x had not expired",
-			who, step, withToken(out.Token), h.porcClient(p.ClientID), h.opStep(from[i]), withToken(pout.Token), pin.Session)
+		return heldMeanwhile(who, step, out.Token, h.porcClient(p.ClientID), h.opStep(from[i]), pout.Token, pin.Session)
 	}
 	return fmt.Sprintf("%s acquired at step %d%s, and no order of the Lock and Unlock calls and session expiries before it allows that", who, step, withToken(out.Token))
 }
@@ -274,10 +259,7 @@ func (c *caseResult) explainWrite(ops []linearizability.Operation, from []int, k
 	other := ""
 	for i := k - 1; i >= 0; i-- {
 		p := ops[i]
-		pin, ok := p.Input.(linearizability.MutexInput)
-		pout, done := p.Output.(linearizability.MutexOutput)
-		if ok && done && pout.OK && definite(p) && p.Return < op.Call && pin.Session != in.Session &&
-			(pin.Op == linearizability.Acquire || pin.Op == linearizability.TryLock) {
+		if pin, pout, ok := hold(p); ok && p.Return < op.Call && pin.Session != in.Session {
 			other = fmt.Sprintf(" and %s had acquired at step %d%s", h.porcClient(p.ClientID), h.opStep(from[i]), withToken(pout.Token))
 			break
 		}
@@ -308,6 +290,20 @@ func (h *harness) otherHolder(s *slot) string {
 		return fmt.Sprintf(", while %s had been in its critical section since step %d%s", o.name(), step, withToken(token))
 	}
 	return ""
+}
+
+// staleToken says that who acquired with a token no newer than one another
+// client got before.
+func staleToken(who string, step int, token int64, before string, beforeStep int, beforeToken int64) string {
+	return fmt.Sprintf("%s acquired at step %d with token %d, no newer than token %d that %s got at step %d: a fenced resource would refuse the later holder",
+		who, step, token, beforeToken, before, beforeStep)
+}
+
+// heldMeanwhile says that who acquired while another client held the lock
+// in a session that had neither released it nor expired.
+func heldMeanwhile(who string, step int, token int64, holder string, since int, holderToken, session int64) string {
+	return fmt.Sprintf("%s acquired at step %d%s while %s had held since step %d%s, had not called Unlock, and its session %#x had not expired",
+		who, step, withToken(token), holder, since, withToken(holderToken), session)
 }
 
 // hold reports whether op is an acquisition that took the lock, with a
@@ -359,14 +355,12 @@ func (c *caseResult) plainly(ops []linearizability.Operation, from []int, withWr
 				// i returned before j was called, so i came first; j's
 				// token must be newer (a reentrant hold keeps its own).
 				if ops[i].Return < ops[j].Call && jout.Token != 0 && jout.Token <= iout.Token && !(iin.Session == jin.Session && iout.Token == jout.Token) {
-					return fmt.Sprintf("%s acquired at step %d with token %d, no newer than token %d that %s got at step %d: a fenced resource would refuse the later holder",
-						h.porcClient(ops[j].ClientID), h.opStep(from[j]), jout.Token, iout.Token, h.porcClient(ops[i].ClientID), h.opStep(from[i]))
+					return staleToken(h.porcClient(ops[j].ClientID), h.opStep(from[j]), jout.Token, h.porcClient(ops[i].ClientID), h.opStep(from[i]), iout.Token)
 				}
 			case iin.Session != jin.Session && !ended(ops, iin.Session, ops[i].Call, ops[j].Return) && !ended(ops, jin.Session, ops[j].Call, ops[i].Return):
 				// Whichever took effect first, its hold could not have
 				// ended before the other's began.
-				return fmt.Sprintf("%s acquired at step %d%s while %s had held since step %d%s, had not called Unlock, and its session %#x had not expired",
-					h.porcClient(ops[j].ClientID), h.opStep(from[j]), withToken(jout.Token), h.porcClient(ops[i].ClientID), h.opStep(from[i]), withToken(iout.Token), iin.Session)
+				return heldMeanwhile(h.porcClient(ops[j].ClientID), h.opStep(from[j]), jout.Token, h.porcClient(ops[i].ClientID), h.opStep(from[i]), iout.Token, iin.Session)
 			}
 		}
 	}
