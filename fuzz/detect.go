@@ -401,13 +401,6 @@ func (h *harness) stuck(stalled time.Duration, moves int) {
 		who, stalled.Round(time.Millisecond), moves, lock, h.watchedPaths())
 }
 
-func plural(n int) string {
-	if n == 1 {
-		return "s"
-	}
-	return ""
-}
-
 // children returns the nodes under the lock's directory.
 func (h *harness) children() []node {
 	var out []node
