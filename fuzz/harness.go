@@ -64,12 +64,13 @@ const (
 	// it is said to poll.
 	pollLimit = 3
 	// unlockAttempts bounds how often a client retries an Unlock that
-	// failed without saying the hold was lost. A client retries until the
-	// release settles, as recipe.Mutex asks ("call Unlock again"): giving
-	// up and calling Lock again would take a reentrant lock's hold a second
-	// time, without the server, on a session that may be long gone. The
-	// bound only keeps a locker whose Unlock fails for ever from looping
-	// for ever; the wind-down's stall detection reports it long before.
+	// failed without saying the hold was lost. A client that its move does
+	// not send on (see pointUnlocked) retries until the release settles, as
+	// recipe.Mutex asks ("call Unlock again"); the others leave the release
+	// pending and call Lock again, as a caller that ignores Unlock's error
+	// does. The bound only keeps a locker whose Unlock fails for ever from
+	// looping for ever; the wind-down reports one whose Unlock fails
+	// windDownUnlockFailures times in a row long before.
 	unlockAttempts = 1000
 	// windDownUnlockFailures is how many Unlock calls of one client may
 	// fail in a row, with every fault healed, before the client is said to
@@ -247,12 +248,12 @@ func (inc *incarnation) run(newLocker NewLocker) {
 				return
 			}
 			// The harness says, with how, whether a failed Unlock is
-			// tried again (and how) or left pending while the client
+			// tried again (plainly) or left pending while the client
 			// moves on to its next Lock.
 			if err == nil || attempt == unlockAttempts || releaseSettled(err) || unlocked.how == howGiveUp {
 				break
 			}
-			w = unlocked.how
+			w = howPlain
 		}
 	}
 }
@@ -739,9 +740,11 @@ func (h *harness) onPoint(s *slot, r *request) bool {
 		for _, id := range s.callSessions {
 			// A TryLock that found the lock taken never had its node
 			// first in its last session; a Lock that holds at the end
-			// held nothing before in it, unless someone deleted its
-			// node meanwhile (it queued again).
-			if id == r.session && (r.got || r.how == howTry && r.err == nil && !r.got) {
+			// held nothing before in it — or, if someone deleted its node
+			// meanwhile and it queued again, held it in all but name,
+			// which only another client's TryLock could have seen, and
+			// such a TryLock claims nothing (lockOverlapped).
+			if id == r.session && (r.got || r.how == howTry && r.err == nil) {
 				continue
 			}
 			h.record(inc, s.acquireCall, ret, linearizability.MutexInput{Op: linearizability.Acquire, Lock: lockPath, Session: id}, linearizability.MutexUnknown{})
@@ -751,18 +754,16 @@ func (h *harness) onPoint(s *slot, r *request) bool {
 		case r.err != nil:
 			h.note("%s's %s fails: %v", s.name(), r.how.lockCall(), r.err)
 			return true
-		case !r.got && h.lockOverlapped(s):
-			// Another client's Lock was under way meanwhile: its node
-			// may have been first in the queue, the lock held in all
-			// but name, and let go again before that Lock returned
-			// holding through another node (a stray twin of a create
-			// whose reply was lost, a node someone deleted) — which no
-			// recorded operation shows. The answer claims nothing.
-			in.Op = linearizability.Acquire
-			h.record(inc, s.acquireCall, ret, in, linearizability.MutexOutput{})
-			h.note("%s's TryLock finds the lock taken", s.name())
-			return true
 		case !r.got:
+			if h.lockOverlapped(s) {
+				// Another client's Lock was under way meanwhile: its node
+				// may have been first in the queue, the lock held in all
+				// but name, and let go again before that Lock returned
+				// holding through another node (a stray twin of a create
+				// whose reply was lost, a node someone deleted) — which
+				// no recorded operation shows. The answer claims nothing.
+				in.Op = linearizability.Acquire
+			}
 			h.record(inc, s.acquireCall, ret, in, linearizability.MutexOutput{})
 			h.note("%s's TryLock finds the lock taken", s.name())
 			return true
@@ -829,6 +830,9 @@ func (h *harness) onPoint(s *slot, r *request) bool {
 			h.record(inc, s.releaseCall, ret, in, nil)
 			h.note("%s's %s says the hold was gone: %v", s.name(), r.how.unlockCall(), r.err)
 		case h.how != howPlain && h.how < numHows || inc.closed:
+			// Any way but the plain one sends the client on (howGiveUp
+			// names it; the other ways lend it their draws, so that about
+			// half the failed Unlocks are left pending).
 			h.record(inc, s.releaseCall, ret, in, nil)
 			h.note("%s's %s fails: %v; the client leaves the release pending and moves on", s.name(), r.how.unlockCall(), r.err)
 			r.how = howGiveUp
@@ -927,7 +931,9 @@ func (h *harness) record(inc *incarnation, call, ret int64, in linearizability.M
 }
 
 // recordOp adds op to the history, with the story's step it is told in:
-// opSteps runs beside ops, index for index.
+// opSteps runs beside the operations recorded during the case, index for
+// index (the session expiries result adds from the server's log come after
+// them, without steps).
 func (h *harness) recordOp(op linearizability.Operation) {
 	h.ops = append(h.ops, op)
 	h.opSteps = append(h.opSteps, h.cur.index+1)
