@@ -379,17 +379,17 @@ func (h *harness) lockOverlapped(s *slot) bool {
 }
 
 // lostAlready reports whether a locker that says when its hold is lost
-// (recipe.Mutex's Lost) says so now: a careful holder checks before it
+// (a StateReporter's Lost) says so now: a careful holder checks before it
 // acts on the lock.
 func lostAlready(l Locker) bool {
-	w, ok := l.(interface{ Lost() <-chan struct{} })
-	return ok && isClosed(w.Lost())
+	sr, ok := l.(StateReporter)
+	return ok && isClosed(sr.Lost())
 }
 
-// describeState says what a locker that reports its state
-// (recipe.Mutex's State) reports.
+// describeState says what a locker that reports its state (a
+// StateReporter) reports.
 func describeState(l Locker) string {
-	if st, ok := l.(interface{ State() recipe.MutexState }); ok {
+	if st, ok := l.(StateReporter); ok {
 		return fmt.Sprintf(" (its lock reports %s)", st.State())
 	}
 	return ""
