@@ -432,9 +432,6 @@ func TestCheckMutexFailsAndReplays(t *testing.T) {
 // faults through the loopback proxy. Holders keep the lock longer than the
 // mutant's one-second wait often enough that a few cases find it.
 func TestEnsembleFindsTimedWait(t *testing.T) {
-	if os.Getenv(ensemble.ServersEnv) == "" {
-		t.Skip("ZK_SERVERS is not set")
-	}
 	m, _ := MutantByName("timed-wait")
 	e := newEngine(m.New, Config{Servers: ensemble.Servers(t)}.normalized())
 	e.survey = true

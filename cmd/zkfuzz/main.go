@@ -117,13 +117,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	// The ensemble, if any, comes from the environment here, in the
 	// command, and goes to the campaign explicitly.
-	var servers []string
-	if spec := os.Getenv(ensemble.ServersEnv); strings.TrimSpace(spec) != "" {
-		var err error
-		if servers, err = ensemble.ParseServers(spec); err != nil {
-			fmt.Fprintf(stderr, "zkfuzz: %s=%q: %v\n", ensemble.ServersEnv, spec, err)
-			return 2
-		}
+	servers, err := ensemble.ServersFromEnv()
+	if err != nil {
+		fmt.Fprintf(stderr, "zkfuzz: %v\n", err)
+		return 2
 	}
 	real := len(servers) > 0
 	if real && !flagSet(fs, "cases") {

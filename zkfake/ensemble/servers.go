@@ -44,6 +44,21 @@ var reachability struct {
 	checked map[string]error
 }
 
+// ServersFromEnv returns the servers ZK_SERVERS names, parsed, or nil if it
+// is not set: for commands, which take the ensemble from the environment
+// and hand it on; tests call Servers.
+func ServersFromEnv() ([]string, error) {
+	spec := os.Getenv(ServersEnv)
+	if strings.TrimSpace(spec) == "" {
+		return nil, nil
+	}
+	servers, err := ParseServers(spec)
+	if err != nil {
+		return nil, fmt.Errorf("%s=%q: %v", ServersEnv, spec, err)
+	}
+	return servers, nil
+}
+
 // Servers returns the client addresses in ZK_SERVERS for a test that needs a
 // real ensemble. When ZK_SERVERS is unset the test is skipped: the
 // real-ensemble mode is opt-in. When it is set but malformed, names a
@@ -52,15 +67,15 @@ var reachability struct {
 // broken ensemble cannot pass as a green run.
 func Servers(t testing.TB) []string {
 	t.Helper()
-	spec := os.Getenv(ServersEnv)
-	if strings.TrimSpace(spec) == "" {
+	servers, err := ServersFromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if servers == nil {
 		t.Skip("ZK_SERVERS is not set, so the real-ensemble mode is off; run it with `make test-ensemble`, " +
 			"or start an ensemble with `.ci/ensemble up` and set ZK_SERVERS to the connect string it prints")
 	}
-	servers, err := ParseServers(spec)
-	if err != nil {
-		t.Fatalf("%s=%q: %v", ServersEnv, spec, err)
-	}
+	spec := strings.Join(servers, ",")
 	reachability.Lock()
 	defer reachability.Unlock()
 	if reachability.checked == nil {
