@@ -305,8 +305,14 @@ func (l *queueLock) retry(ctx context.Context, op func() error) error {
 	if l.v == retryClosed {
 		return retryFor(ctx, closedRetryTime, op)
 	}
+	return retryOpen(ctx, l.conn, op)
+}
+
+// retryOpen runs op through connection loss, but not on a closed Conn,
+// where it fails with zk.ErrClosing.
+func retryOpen(ctx context.Context, conn recipe.Conn, op func() error) error {
 	return retry(ctx, func() error {
-		if err := op(); !closedConn(l.conn, err) {
+		if err := op(); !closedConn(conn, err) {
 			return err
 		}
 		return zk.ErrClosing
@@ -728,11 +734,9 @@ func makeDir(ctx context.Context, conn recipe.Conn, dir string) error {
 			continue
 		}
 		p := dir[:i]
-		err := retry(ctx, func() error {
-			if _, err := conn.Create(p, nil, 0, openACL); !closedConn(conn, err) {
-				return err
-			}
-			return zk.ErrClosing
+		err := retryOpen(ctx, conn, func() error {
+			_, err := conn.Create(p, nil, 0, openACL)
+			return err
 		})
 		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
 			return err

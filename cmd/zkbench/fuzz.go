@@ -62,10 +62,11 @@ func timeFuzz(ctx context.Context, cases int, servers string, progress io.Writer
 		Output:     io.Discard,
 		Servers:    members,
 	}
-	command = fmt.Sprintf("fuzz.Run(ctx, fuzz.RecipeMutex, fuzz.Config{Cases: %d, Seed: %d, Clients: %d, Steps: %d})", cases, fuzzSeed, fuzzClients, fuzzSteps)
+	on := ""
 	if servers != "" {
-		command = fmt.Sprintf("fuzz.Run(ctx, fuzz.RecipeMutex, fuzz.Config{Cases: %d, Seed: %d, Clients: %d, Steps: %d, Servers: %#v})", cases, fuzzSeed, fuzzClients, fuzzSteps, members)
+		on = fmt.Sprintf(", Servers: %#v", members)
 	}
+	command = fmt.Sprintf("fuzz.Run(ctx, fuzz.RecipeMutex, fuzz.Config{Cases: %d, Seed: %d, Clients: %d, Steps: %d%s})", cases, fuzzSeed, fuzzClients, fuzzSteps, on)
 	fmt.Fprintf(progress, "zkbench: timing %d fuzz cases of recipe.Mutex on %s\n", cases, target)
 
 	rep, err := fuzz.Run(ctx, fuzz.RecipeMutex, cfg)
