@@ -361,6 +361,15 @@ func (g *gatedConn) forward(path string, in <-chan zk.Event) <-chan zk.Event {
 	}
 	inc := g.inc
 	session := g.conn.SessionID()
+	// Watches are set in requests the harness grants one at a time, so
+	// their number is the same in every run: it orders two events of one
+	// path and type (a data watch and an exists watch on a node deleted)
+	// that would otherwise be handed over in the order their goroutines
+	// happened to register.
+	inc.mu.Lock()
+	inc.watches++
+	n := inc.watches
+	inc.mu.Unlock()
 	out := make(chan zk.Event)
 	go func() {
 		defer close(out)
@@ -369,7 +378,7 @@ func (g *gatedConn) forward(path string, in <-chan zk.Event) <-chan zk.Event {
 			return
 		}
 		arrived := time.Now()
-		if !inc.awaitHandOver(fmt.Sprintf("%s\x00%d", stable(path), ev.Type)) {
+		if !inc.awaitHandOver(fmt.Sprintf("%s\x00%d\x00%010d", stable(path), ev.Type, n)) {
 			return
 		}
 		select {

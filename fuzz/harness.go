@@ -156,6 +156,7 @@ type incarnation struct {
 	completed []completion
 	taken     []delivery     // watch events the locker took from its channels
 	handOvers []handOverWait // watch events waiting to be handed to the locker
+	watches   int            // watches forwarded so far, to order events of one path and type
 	killed    chan struct{}  // closed when the incarnation dies
 	dead      bool
 	panicked  string // what the locker panicked with
