@@ -50,7 +50,9 @@ type Conn struct {
 	events      chan zk.Event
 	eventsShut  bool
 	watchers    map[watchKey][]chan zk.Event
-	changed     chan struct{} // closed and replaced whenever link changes
+	changed     chan struct{} // closed and replaced whenever link changes, or a waiting request's turn comes
+	tickets     int           // tickets given to requests that had to wait for the link (see awaitLink)
+	turn        int           // the ticket whose request goes next
 	round       chan struct{} // closed and replaced at each failed reconnect round
 	notice      timer         // when a partitioned client notices
 	dial        timer         // the next reconnect attempt
@@ -214,6 +216,75 @@ func (c *Conn) wake() {
 	c.changed = make(chan struct{})
 }
 
+// awaitLink returns once the link is up, or with the error the request
+// fails with, releasing srv.mu while it waits. A request made while the link
+// is cut is on the wire: it gets through if the partition heals before the
+// client gives up on the connection, and if that connection is dropped
+// meanwhile it goes with it, even if a new connection is up by the time it
+// looks. A request made while the client reconnects is queued: it goes out
+// on the next connection, or fails with zk.ErrNoServer when a round of dials
+// fails. Requests that waited go on in the order they were made — as
+// go-zookeeper's send queue and the connection keep them — each with its
+// ticket, not in the order the Go scheduler wakes their goroutines; a
+// request made while some still wait takes a ticket too. Called with
+// srv.mu held.
+func (c *Conn) awaitLink() error {
+	if c.link == linkUp && c.turn == c.tickets {
+		return nil
+	}
+	s := c.srv
+	ticket := c.tickets
+	c.tickets++
+	defer func() {
+		c.turn++
+		c.wake() // the next ticket's turn
+	}()
+	wire := -1     // the connection the request went out on into a cut link
+	var fail error // how the request failed, once it has
+	for {
+		if fail == nil {
+			switch c.link {
+			case linkCrashed, linkClosed:
+				fail = zk.ErrConnectionClosed
+			case linkCut:
+				if wire < 0 {
+					wire = c.connGen
+				} else if c.connGen != wire {
+					fail = zk.ErrConnectionClosed
+				}
+			case linkDown:
+				if wire >= 0 {
+					fail = zk.ErrConnectionClosed
+				}
+			case linkUp:
+				if wire >= 0 && c.connGen != wire {
+					fail = zk.ErrConnectionClosed
+				}
+			}
+		}
+		if c.turn == ticket && (fail != nil || c.link == linkUp) {
+			return fail
+		}
+		changed, round := c.changed, c.round
+		queued := fail == nil && c.link == linkDown
+		s.mu.Unlock()
+		if queued {
+			select {
+			case <-changed:
+				s.mu.Lock()
+			case <-round:
+				s.mu.Lock()
+				if c.link != linkUp {
+					fail = zk.ErrNoServer
+				}
+			}
+		} else {
+			<-changed
+			s.mu.Lock()
+		}
+	}
+}
+
 // read runs a request that changes nothing on the server — no watch, no
 // sync — under the server's read lock, so that reads from many goroutines
 // run in parallel. It falls back to exchange when anything about the
@@ -223,7 +294,7 @@ func (c *Conn) read(op, path string, apply func(st *state) error) error {
 	s := c.srv
 	if !s.log.enabled && !s.lossy.Load() {
 		shard := s.mu.RLock(c.readKey)
-		if c.link == linkUp {
+		if c.link == linkUp && c.turn == c.tickets {
 			err := apply(s.st)
 			c.lastZxid.Store(s.memberOf(c).applied)
 			shard.RUnlock()
@@ -236,41 +307,14 @@ func (c *Conn) read(op, path string, apply func(st *state) error) error {
 
 // exchange sends one request as go-zookeeper would and runs apply on the
 // server when it arrives. It waits out a broken link the way the real client
-// does, applies the lost-reply rules, and refuses a request over the
-// server's packet limit by dropping the connection, as the server does.
+// does (awaitLink), applies the lost-reply rules, and refuses a request over
+// the server's packet limit by dropping the connection, as the server does.
 func (c *Conn) exchange(op, path string, size int, apply func(st *state) error) error {
 	s := c.srv
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for c.link != linkUp {
-		switch c.link {
-		case linkCrashed, linkClosed:
-			return zk.ErrConnectionClosed
-		case linkCut:
-			// The request is on the wire; it gets through if the partition
-			// heals before the client gives up on the connection. If that
-			// connection is dropped meanwhile, the request goes with it,
-			// even if a new connection is up by the time we look.
-			changed, conn := c.changed, c.connGen
-			s.mu.Unlock()
-			<-changed
-			s.mu.Lock()
-			if c.link != linkUp || c.connGen != conn {
-				return zk.ErrConnectionClosed
-			}
-		case linkDown:
-			changed, round := c.changed, c.round
-			s.mu.Unlock()
-			select {
-			case <-changed:
-				s.mu.Lock()
-			case <-round:
-				s.mu.Lock()
-				if c.link != linkUp {
-					return zk.ErrNoServer
-				}
-			}
-		}
+	if err := c.awaitLink(); err != nil {
+		return err
 	}
 	if size+4 > clientBuffer {
 		// go-zookeeper cannot even encode it; nothing is sent.

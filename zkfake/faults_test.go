@@ -423,3 +423,44 @@ func TestRequestInFlightGoesWithItsConnection(t *testing.T) {
 		}
 	})
 }
+
+// Requests on the wire when a partition heals arrive in the order they were
+// sent, as a connection delivers them, and so do requests queued while the
+// client reconnects: the server applies them in that order, whatever order
+// the Go scheduler wakes their goroutines in.
+func TestWaitingRequestsApplyInTheOrderMade(t *testing.T) {
+	for _, noticed := range []bool{false, true} {
+		synctest.Test(t, func(t *testing.T) {
+			srv := zkfake.NewServer()
+			defer srv.Close()
+			c, _ := connect(t, srv, 30*time.Second)
+			mustCreate(t, c, "/x", 0)
+			c.Partition()
+			if noticed {
+				time.Sleep(20500 * time.Millisecond) // past two thirds of the timeout: the client noticed, and dials in vain each second
+			}
+			const writes = 20
+			done := make(chan error, writes)
+			for i := range writes {
+				go func() {
+					_, err := c.Set("/x", []byte{byte(i)}, -1)
+					done <- err
+				}()
+				synctest.Wait() // each is made before the next
+			}
+			c.Heal()
+			for range writes {
+				if err := <-done; err != nil {
+					t.Fatalf("set after heal (noticed %v): %v", noticed, err)
+				}
+			}
+			data, st, err := c.Get("/x")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if data[0] != writes-1 || st.Version != writes {
+				t.Fatalf("noticed %v: /x holds %d at version %d, want the last write, %d, at version %d", noticed, data[0], st.Version, writes-1, writes)
+			}
+		})
+	}
+}
