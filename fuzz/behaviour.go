@@ -10,6 +10,7 @@ import (
 	"github.com/zksim/zksim/linearizability"
 	"github.com/zksim/zksim/recipe"
 	"github.com/zksim/zksim/zkfake"
+	"github.com/zksim/zksim/zkfake/zktest"
 )
 
 // The optional behaviours of a lock. A client asks its locker only for
@@ -59,7 +60,7 @@ type QueueReader interface {
 // In a case its nodes carry the client's name, as kazoo's identifier does,
 // for whoever reads the tree, and the harness listens to the changes of
 // state of every other client's lock (see StateReporter).
-func RecipeMutex(conn recipe.Conn, path string) Locker {
+func RecipeMutex(conn zktest.Conn, path string) Locker {
 	var opts []recipe.MutexOption
 	if g, ok := conn.(*gatedConn); ok {
 		opts = append(opts, recipe.WithNodeData([]byte(g.inc.slot.name())))
@@ -76,7 +77,7 @@ func RecipeMutex(conn recipe.Conn, path string) Locker {
 // recipeMutex is a recipe.Mutex that says it is reentrant.
 type recipeMutex struct {
 	*recipe.Mutex
-	conn recipe.Conn
+	conn zktest.Conn
 }
 
 func (recipeMutex) Reentrant() bool { return true }

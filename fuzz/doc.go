@@ -6,7 +6,7 @@
 // [CheckMutex] does it from a test, [Run] from a program (cmd/zkfuzz is
 // one), and [Fuzz] gives `go test -fuzz` a target. The lock under test is
 // any [Locker] — Lock(ctx) and Unlock() — made by a [NewLocker] on the
-// recipe.Conn each simulated client passes it; a lock that hands out
+// zktest.Conn each simulated client passes it; a lock that hands out
 // fencing tokens also implements [Fencer].
 //
 // # A case

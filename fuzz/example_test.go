@@ -8,6 +8,7 @@ import (
 
 	"github.com/zksim/zksim/fuzz"
 	"github.com/zksim/zksim/recipe"
+	"github.com/zksim/zksim/zkfake/zktest"
 )
 
 // The built-in broken locks, and what finds each.
@@ -33,12 +34,12 @@ func ExampleMutants() {
 }
 
 // A test of a lock of your own: any type with Lock(ctx) and Unlock(), made
-// on the recipe.Conn each simulated client passes it. On a finding the test
+// on the zktest.Conn each simulated client passes it. On a finding the test
 // fails with the shrunk story, and rapid saves a fail file under
 // testdata/rapid that every later `go test` replays first.
 func ExampleCheckMutex() {
 	testMyLock := func(t *testing.T) {
-		fuzz.CheckMutex(t, func(conn recipe.Conn, path string) fuzz.Locker {
+		fuzz.CheckMutex(t, func(conn zktest.Conn, path string) fuzz.Locker {
 			return recipe.NewMutex(conn, path, recipe.WithNodeName("lock-"))
 		}, fuzz.WithClients(3))
 	}

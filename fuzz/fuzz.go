@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zksim/zksim/recipe"
+	"github.com/zksim/zksim/zkfake/zktest"
 	"pgregory.net/rapid"
 )
 
@@ -23,7 +23,7 @@ type Locker interface {
 // for the lock whose nodes live under path. It is called on the client's
 // own goroutine, so it may talk to the server, but most lockers (like
 // recipe.NewMutex) wait for Lock to do so.
-type NewLocker func(conn recipe.Conn, path string) Locker
+type NewLocker func(conn zktest.Conn, path string) Locker
 
 // Fencer is a Locker that hands out fencing tokens, as recipe.Mutex does.
 // When a case checks fencing, a holder writes to the protected resource with

@@ -17,7 +17,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zksim/zksim/recipe"
-	"github.com/zksim/zksim/zkfake/ensemble"
+	"github.com/zksim/zksim/zkfake/zktest"
+	"github.com/zksim/zksim/zkfake/zktest/ensemble"
 	"pgregory.net/rapid"
 )
 
@@ -33,7 +34,7 @@ func TestRecipeMutex(t *testing.T) {
 }
 
 // soundQueueLock is the lock the queue mutants share, without a mistake.
-func soundQueueLock(conn recipe.Conn, path string) Locker {
+func soundQueueLock(conn zktest.Conn, path string) Locker {
 	return &queueLock{conn: conn, dir: path}
 }
 
@@ -247,19 +248,19 @@ func TestDetectorsFindTheirBugs(t *testing.T) {
 		want      Detector
 		budget    int
 	}{
-		{"no fencing token", func(conn recipe.Conn, path string) Locker {
+		{"no fencing token", func(conn zktest.Conn, path string) Locker {
 			return tokenless{&queueLock{conn: conn, dir: path}}
 		}, []Option{WithFencing(FencingAlways)}, UnfencedWrite, 300},
-		{"watch left behind", func(conn recipe.Conn, path string) Locker {
+		{"watch left behind", func(conn zktest.Conn, path string) Locker {
 			return watchLeaker{&queueLock{conn: conn, dir: path}}
 		}, nil, Leak, 20},
-		{"node left behind", func(conn recipe.Conn, path string) Locker {
+		{"node left behind", func(conn zktest.Conn, path string) Locker {
 			return nodeLeaker{&queueLock{conn: conn, dir: path}}
 		}, nil, Leak, 20},
-		{"panic", func(conn recipe.Conn, path string) Locker {
+		{"panic", func(conn zktest.Conn, path string) Locker {
 			return &panicker{queueLock: &queueLock{conn: conn, dir: path}}
 		}, nil, Panic, 20},
-		{"token kept after Unlock", func(conn recipe.Conn, path string) Locker {
+		{"token kept after Unlock", func(conn zktest.Conn, path string) Locker {
 			return &tokenKeeper{recipeMutex: RecipeMutex(conn, path).(recipeMutex)}
 		}, nil, StateReport, 20},
 	} {

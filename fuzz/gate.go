@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zksim/zksim/recipe"
+	"github.com/zksim/zksim/zkfake/zktest"
 )
 
 // The gate is how the harness, not the Go scheduler, decides the
@@ -180,15 +180,15 @@ func (inc *incarnation) kill() []*request {
 	return pending
 }
 
-// gatedConn is the recipe.Conn a client's locker uses: the fake's Conn with
+// gatedConn is the zktest.Conn a client's locker uses: the fake's Conn with
 // every server call behind the harness's gate.
 type gatedConn struct {
 	inc   *incarnation
-	conn  recipe.Conn
+	conn  zktest.Conn
 	leash *leash // follows the calls that do not wait for the harness
 }
 
-var _ recipe.Conn = (*gatedConn)(nil)
+var _ zktest.Conn = (*gatedConn)(nil)
 
 func (g *gatedConn) call(method, path, detail string) *request {
 	r := &request{method: method, path: path, detail: detail}
@@ -210,7 +210,7 @@ func (g *gatedConn) done(r *request, result string, err error, write bool) {
 	g.inc.finish(r, result, err, write)
 }
 
-// Create implements recipe.Conn.
+// Create implements zktest.Conn.
 func (g *gatedConn) Create(path string, data []byte, flags int32, acl []zk.ACL) (string, error) {
 	r := g.call("create", path, describeFlags(flags))
 	p, err := g.conn.Create(path, data, flags, acl)
@@ -218,7 +218,7 @@ func (g *gatedConn) Create(path string, data []byte, flags int32, acl []zk.ACL) 
 	return p, err
 }
 
-// CreateContainer implements recipe.Conn.
+// CreateContainer implements zktest.Conn.
 func (g *gatedConn) CreateContainer(path string, data []byte, flags int32, acl []zk.ACL) (string, error) {
 	r := g.call("createContainer", path, describeFlags(flags))
 	p, err := g.conn.CreateContainer(path, data, flags, acl)
@@ -226,7 +226,7 @@ func (g *gatedConn) CreateContainer(path string, data []byte, flags int32, acl [
 	return p, err
 }
 
-// CreateTTL implements recipe.Conn.
+// CreateTTL implements zktest.Conn.
 func (g *gatedConn) CreateTTL(path string, data []byte, flags int32, acl []zk.ACL, ttl time.Duration) (string, error) {
 	r := g.call("createTTL", path, describeFlags(flags)+" ttl "+ttl.String())
 	p, err := g.conn.CreateTTL(path, data, flags, acl, ttl)
@@ -234,7 +234,7 @@ func (g *gatedConn) CreateTTL(path string, data []byte, flags int32, acl []zk.AC
 	return p, err
 }
 
-// CreateProtectedEphemeralSequential implements recipe.Conn. The fake's
+// CreateProtectedEphemeralSequential implements zktest.Conn. The fake's
 // version may send more than one request (a create, then a listing after a
 // lost reply); it is one step of the client all the same, as it is one call.
 func (g *gatedConn) CreateProtectedEphemeralSequential(path string, data []byte, acl []zk.ACL) (string, error) {
@@ -244,7 +244,7 @@ func (g *gatedConn) CreateProtectedEphemeralSequential(path string, data []byte,
 	return p, err
 }
 
-// Delete implements recipe.Conn.
+// Delete implements zktest.Conn.
 func (g *gatedConn) Delete(path string, version int32) error {
 	r := g.call("delete", path, describeVersion(version))
 	err := g.conn.Delete(path, version)
@@ -252,7 +252,7 @@ func (g *gatedConn) Delete(path string, version int32) error {
 	return err
 }
 
-// Exists implements recipe.Conn.
+// Exists implements zktest.Conn.
 func (g *gatedConn) Exists(path string) (bool, *zk.Stat, error) {
 	r := g.call("exists", path, "")
 	ok, st, err := g.conn.Exists(path)
@@ -260,7 +260,7 @@ func (g *gatedConn) Exists(path string) (bool, *zk.Stat, error) {
 	return ok, st, err
 }
 
-// ExistsW implements recipe.Conn.
+// ExistsW implements zktest.Conn.
 func (g *gatedConn) ExistsW(path string) (bool, *zk.Stat, <-chan zk.Event, error) {
 	r := g.call("exists", path, "watch")
 	ok, st, ch, err := g.conn.ExistsW(path)
@@ -268,7 +268,7 @@ func (g *gatedConn) ExistsW(path string) (bool, *zk.Stat, <-chan zk.Event, error
 	return ok, st, g.forward(path, ch), err
 }
 
-// Get implements recipe.Conn.
+// Get implements zktest.Conn.
 func (g *gatedConn) Get(path string) ([]byte, *zk.Stat, error) {
 	r := g.call("getData", path, "")
 	data, st, err := g.conn.Get(path)
@@ -276,7 +276,7 @@ func (g *gatedConn) Get(path string) ([]byte, *zk.Stat, error) {
 	return data, st, err
 }
 
-// GetW implements recipe.Conn.
+// GetW implements zktest.Conn.
 func (g *gatedConn) GetW(path string) ([]byte, *zk.Stat, <-chan zk.Event, error) {
 	r := g.call("getData", path, "watch")
 	data, st, ch, err := g.conn.GetW(path)
@@ -284,7 +284,7 @@ func (g *gatedConn) GetW(path string) ([]byte, *zk.Stat, <-chan zk.Event, error)
 	return data, st, g.forward(path, ch), err
 }
 
-// Set implements recipe.Conn.
+// Set implements zktest.Conn.
 func (g *gatedConn) Set(path string, data []byte, version int32) (*zk.Stat, error) {
 	r := g.call("setData", path, describeVersion(version))
 	st, err := g.conn.Set(path, data, version)
@@ -292,7 +292,7 @@ func (g *gatedConn) Set(path string, data []byte, version int32) (*zk.Stat, erro
 	return st, err
 }
 
-// Children implements recipe.Conn.
+// Children implements zktest.Conn.
 func (g *gatedConn) Children(path string) ([]string, *zk.Stat, error) {
 	r := g.call("getChildren", path, "")
 	names, st, err := g.conn.Children(path)
@@ -300,7 +300,7 @@ func (g *gatedConn) Children(path string) ([]string, *zk.Stat, error) {
 	return names, st, err
 }
 
-// ChildrenW implements recipe.Conn.
+// ChildrenW implements zktest.Conn.
 func (g *gatedConn) ChildrenW(path string) ([]string, *zk.Stat, <-chan zk.Event, error) {
 	r := g.call("getChildren", path, "watch")
 	names, st, ch, err := g.conn.ChildrenW(path)
@@ -308,7 +308,7 @@ func (g *gatedConn) ChildrenW(path string) ([]string, *zk.Stat, <-chan zk.Event,
 	return names, st, g.forward(path, ch), err
 }
 
-// Multi implements recipe.Conn.
+// Multi implements zktest.Conn.
 func (g *gatedConn) Multi(ops ...interface{}) ([]zk.MultiResponse, error) {
 	r := g.call("multi", "", fmt.Sprintf("%d ops", len(ops)))
 	res, err := g.conn.Multi(ops...)
@@ -316,7 +316,7 @@ func (g *gatedConn) Multi(ops ...interface{}) ([]zk.MultiResponse, error) {
 	return res, err
 }
 
-// Sync implements recipe.Conn.
+// Sync implements zktest.Conn.
 func (g *gatedConn) Sync(path string) (string, error) {
 	r := g.call("sync", path, "")
 	p, err := g.conn.Sync(path)
@@ -324,7 +324,7 @@ func (g *gatedConn) Sync(path string) (string, error) {
 	return p, err
 }
 
-// GetACL implements recipe.Conn.
+// GetACL implements zktest.Conn.
 func (g *gatedConn) GetACL(path string) ([]zk.ACL, *zk.Stat, error) {
 	r := g.call("getACL", path, "")
 	acl, st, err := g.conn.GetACL(path)
@@ -332,7 +332,7 @@ func (g *gatedConn) GetACL(path string) ([]zk.ACL, *zk.Stat, error) {
 	return acl, st, err
 }
 
-// SetACL implements recipe.Conn.
+// SetACL implements zktest.Conn.
 func (g *gatedConn) SetACL(path string, acl []zk.ACL, version int32) (*zk.Stat, error) {
 	r := g.call("setACL", path, describeVersion(version))
 	st, err := g.conn.SetACL(path, acl, version)
@@ -340,7 +340,7 @@ func (g *gatedConn) SetACL(path string, acl []zk.ACL, version int32) (*zk.Stat, 
 	return st, err
 }
 
-// AddAuth implements recipe.Conn.
+// AddAuth implements zktest.Conn.
 func (g *gatedConn) AddAuth(scheme string, auth []byte) error {
 	r := g.call("setAuth", "", scheme)
 	err := g.conn.AddAuth(scheme, auth)
@@ -451,7 +451,7 @@ type delivery struct {
 	at      time.Time
 }
 
-// SessionID implements recipe.Conn. It reads client-side state only, so it
+// SessionID implements zktest.Conn. It reads client-side state only, so it
 // is not gated. It says what the Conn says, also once the process is dead
 // (crashed, or the case is over): as go-zookeeper's, a closed Conn keeps
 // its last session id, and a locker's goroutines must end on their own
@@ -461,19 +461,19 @@ func (g *gatedConn) SessionID() int64 {
 	return g.conn.SessionID()
 }
 
-// State implements recipe.Conn; not gated, as SessionID.
+// State implements zktest.Conn; not gated, as SessionID.
 func (g *gatedConn) State() zk.State {
 	g.leash.outside("State", g.inc.isDead())
 	return g.conn.State()
 }
 
-// Server implements recipe.Conn; not gated, as SessionID.
+// Server implements zktest.Conn; not gated, as SessionID.
 func (g *gatedConn) Server() string {
 	g.leash.outside("Server", g.inc.isDead())
 	return g.conn.Server()
 }
 
-// Close implements recipe.Conn. A locker has no business closing the
+// Close implements zktest.Conn. A locker has no business closing the
 // session it was given, but if it does, the close is a step like any call.
 func (g *gatedConn) Close() {
 	r := g.call("close", "", "")

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zksim/zksim/recipe"
+	"github.com/zksim/zksim/zkfake/zktest"
 	"pgregory.net/rapid"
 )
 
@@ -99,7 +99,7 @@ func (p poller) Lock(ctx context.Context) error {
 // binary's timeout.
 func TestNeverHang(t *testing.T) {
 	queue := func(wrap func(*queueLock) Locker) NewLocker {
-		return func(conn recipe.Conn, path string) Locker { return wrap(&queueLock{conn: conn, dir: path}) }
+		return func(conn zktest.Conn, path string) Locker { return wrap(&queueLock{conn: conn, dir: path}) }
 	}
 	for _, c := range []struct {
 		name      string

@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zksim/zksim/recipe"
+	"github.com/zksim/zksim/zkfake/zktest"
 )
 
 // Mutant is a deliberately broken lock: the campaign must find each one,
@@ -38,7 +39,7 @@ type Mutant struct {
 // recipe.Mutex).
 func Mutants() []Mutant {
 	queue := func(v variant) NewLocker {
-		return func(conn recipe.Conn, path string) Locker { return &queueLock{conn: conn, dir: path, v: v} }
+		return func(conn zktest.Conn, path string) Locker { return &queueLock{conn: conn, dir: path, v: v} }
 	}
 	return []Mutant{
 		{"herd", "waits on the whole children list (a child watch on the lock's directory), so every release wakes every waiter", Herd, queue(watchChildren), nil, nil},
@@ -52,7 +53,7 @@ func Mutants() []Mutant {
 		{"whole-name-order", "orders the protected names by the whole name, whose random GUID comes first, instead of by the sequence number", MutualExclusion, queue(wholeNameOrder), []Option{WithClients(2)}, nil},
 		// With more than one waiter, every waiter watches the one node and
 		// a release wakes them all: a herd, which two clients avoid.
-		{"check-then-create", "checks that a plain (persistent) node is missing, then creates it: a crashed holder's node stays for ever", Liveness, func(conn recipe.Conn, path string) Locker {
+		{"check-then-create", "checks that a plain (persistent) node is missing, then creates it: a crashed holder's node stays for ever", Liveness, func(conn zktest.Conn, path string) Locker {
 			return &nodeLock{conn: conn, dir: path, flags: 0, wait: true}
 		}, []Option{WithClients(2)}, nil},
 		{"timed-wait", "waits for the node ahead with a timeout, and reports the lock acquired when the wait times out", MutualExclusion, queue(timedWait), nil, nil},
@@ -63,7 +64,7 @@ func Mutants() []Mutant {
 		// on the session that replaced the expired one (go-zookeeper sends
 		// what is queued once it has a session again) and deletes the
 		// next holder's node.
-		{"spin", "a polling spin lock: tries to create the lock node, and on failure sleeps and tries again", Herd, func(conn recipe.Conn, path string) Locker {
+		{"spin", "a polling spin lock: tries to create the lock node, and on failure sleeps and tries again", Herd, func(conn zktest.Conn, path string) Locker {
 			return &nodeLock{conn: conn, dir: path, flags: zk.FlagEphemeral}
 		}, nil, []Detector{MutualExclusion}},
 		// The four that follow are recipe.Mutex's own old defects, each
@@ -132,7 +133,7 @@ var openACL = zk.WorldACL(zk.PermAll)
 // release pending, for the next Unlock or Lock to finish. It is not
 // reentrant. Its variants each break one thing.
 type queueLock struct {
-	conn    recipe.Conn
+	conn    zktest.Conn
 	dir     string
 	v       variant
 	node    string // the own node's path while queued, holding or releasing
@@ -310,7 +311,7 @@ func (l *queueLock) retry(ctx context.Context, op func() error) error {
 
 // retryOpen runs op through connection loss, but not on a closed Conn,
 // where it fails with zk.ErrClosing.
-func retryOpen(ctx context.Context, conn recipe.Conn, op func() error) error {
+func retryOpen(ctx context.Context, conn zktest.Conn, op func() error) error {
 	return retry(ctx, func() error {
 		if err := op(); !closedConn(conn, err) {
 			return err
@@ -324,7 +325,7 @@ func retryOpen(ctx context.Context, conn recipe.Conn, op func() error) error {
 // they were in flight and ErrConnectionClosed after, while it shows
 // StateDisconnected for good; one that lost its connection shows
 // StateConnecting while it dials again.
-func closedConn(conn recipe.Conn, err error) bool {
+func closedConn(conn zktest.Conn, err error) bool {
 	return errors.Is(err, zk.ErrClosing) || errors.Is(err, zk.ErrConnectionClosed) && conn.State() == zk.StateDisconnected
 }
 
@@ -589,7 +590,7 @@ func (l *queueLock) release(ctx context.Context) error {
 // not) and then creates it; otherwise it tries to create it and, if it
 // exists, sleeps and tries again.
 type nodeLock struct {
-	conn    recipe.Conn
+	conn    zktest.Conn
 	dir     string
 	flags   int32
 	wait    bool
@@ -689,7 +690,7 @@ func (l *nodeLock) Unlock() error {
 // that is gone after a Delete whose reply was lost was deleted by that
 // Delete, unless the session changed meanwhile (it expired, and took the
 // node with it); one that is gone at the first try was lost before.
-func deleteNode(conn recipe.Conn, path string, session int64) error {
+func deleteNode(conn zktest.Conn, path string, session int64) error {
 	unsure := false
 	return deleteNodeBounded(context.Background(), conn, path, session, &unsure)
 }
@@ -698,7 +699,7 @@ func deleteNode(conn recipe.Conn, path string, session int64) error {
 // up by a partition is left to the client, which may still send it.
 // *unsure is set once a Delete may have applied unseen, and read by the
 // next call for the same release.
-func deleteNodeBounded(ctx context.Context, conn recipe.Conn, path string, session int64, unsure *bool) error {
+func deleteNodeBounded(ctx context.Context, conn zktest.Conn, path string, session int64, unsure *bool) error {
 	for tries := 0; ; tries++ {
 		err := bounded(ctx, func() error { return conn.Delete(path, -1) })
 		if ctx.Err() != nil && err == ctx.Err() {
@@ -728,7 +729,7 @@ func deleteNodeBounded(ctx context.Context, conn recipe.Conn, path string, sessi
 
 // makeDir creates dir and its ancestors as persistent nodes, through
 // connection loss, but not on a closed Conn.
-func makeDir(ctx context.Context, conn recipe.Conn, dir string) error {
+func makeDir(ctx context.Context, conn zktest.Conn, dir string) error {
 	for i := 1; i <= len(dir); i++ {
 		if i < len(dir) && dir[i] != '/' {
 			continue

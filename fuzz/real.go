@@ -13,9 +13,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zksim/zksim/linearizability"
-	"github.com/zksim/zksim/recipe"
-	"github.com/zksim/zksim/zkfake/ensemble"
 	"github.com/zksim/zksim/zkfake/zktest"
+	"github.com/zksim/zksim/zkfake/zktest/ensemble"
 )
 
 // The real-ensemble mode. With Config.Servers naming an ensemble (loopback
@@ -120,7 +119,7 @@ type realClient struct {
 	c       *realCase
 	id      int
 	name    string
-	conn    recipe.Conn
+	conn    zktest.Conn
 	locker  Locker
 	ctx     context.Context
 	cancel  context.CancelFunc
@@ -202,17 +201,17 @@ func (c *realCase) run() *Finding {
 		case roll < 4 && partitioner != nil:
 			if c.partitioned(cl) {
 				c.notef("%s's partition heals", cl.name)
-				partitioner.Heal(c.t, cl.conn)
+				zktest.Require(c.t, partitioner.Heal(cl.conn))
 				c.setPartitioned(cl, false)
 			} else {
 				c.notef("%s is cut off from the ensemble", cl.name)
 				c.setPartitioned(cl, true)
-				partitioner.Partition(c.t, cl.conn)
+				zktest.Require(c.t, partitioner.Partition(cl.conn))
 			}
 		case roll < 6 && expirer != nil:
 			c.notef("the ensemble is made to expire %s's session %#x", cl.name, cl.conn.SessionID())
 			c.setPartitioned(cl, false)
-			expirer.Expire(c.t, cl.conn)
+			zktest.Require(c.t, expirer.Expire(cl.conn))
 			c.notef("%s's session has expired", cl.name)
 		case roll < 7 && partitioner != nil:
 			c.notef("%s's process crashes (cut off for good); a new process takes its place", cl.name)
@@ -225,7 +224,7 @@ func (c *realCase) run() *Finding {
 	c.notef("every fault heals; each client finishes its round and stops")
 	for _, cl := range c.clients {
 		if c.partitioned(cl) && partitioner != nil {
-			partitioner.Heal(c.t, cl.conn)
+			zktest.Require(c.t, partitioner.Heal(cl.conn))
 			c.setPartitioned(cl, false)
 		}
 		cl.stopped.Do(func() { close(cl.stop) })
@@ -295,7 +294,7 @@ func (c *realCase) setPartitioned(cl *realClient, cut bool) {
 func (c *realCase) crash(cl *realClient, p zktest.Partitioner) {
 	if !c.partitioned(cl) {
 		c.setPartitioned(cl, true)
-		p.Partition(c.t, cl.conn)
+		zktest.Require(c.t, p.Partition(cl.conn))
 	}
 	c.mu.Lock()
 	cl.abandoned = true

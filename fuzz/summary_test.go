@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/zksim/zksim/recipe"
+	"github.com/zksim/zksim/zkfake/zktest"
 	"pgregory.net/rapid"
 )
 
@@ -15,7 +15,7 @@ import (
 // steps: for a finding by mutual exclusion (the direct check or
 // porcupine), by the unfenced-write check and by the liveness check.
 func TestSummariesNameSteps(t *testing.T) {
-	tokenless := func(conn recipe.Conn, path string) Locker { return tokenless{&queueLock{conn: conn, dir: path}} }
+	tokenless := func(conn zktest.Conn, path string) Locker { return tokenless{&queueLock{conn: conn, dir: path}} }
 	for _, c := range []struct {
 		name      string
 		newLocker NewLocker

@@ -4,7 +4,6 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/zksim/zksim/recipe"
 	"github.com/zksim/zksim/zkfake/zktest"
 )
 
@@ -18,7 +17,7 @@ type countingConn struct {
 	watched []string // paths of watches set, in order
 }
 
-func countRequests(conn recipe.Conn) *countingConn {
+func countRequests(conn zktest.Conn) *countingConn {
 	c := &countingConn{CountingConn: zktest.NewCountingConn(conn)}
 	c.OnWatch = func(_, path string) {
 		c.mu.Lock()

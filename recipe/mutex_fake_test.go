@@ -17,13 +17,14 @@ import (
 	"github.com/zksim/zksim/recipe"
 	"github.com/zksim/zksim/zkfake"
 	"github.com/zksim/zksim/zkfake/zktest"
+	"github.com/zksim/zksim/zkfake/zktest/fake"
 )
 
 // TestMutexFake runs the Mutex scenarios on the fake, each in a synctest
 // bubble: time is virtual, and the bubble fails the test if any goroutine
 // is left behind.
 func TestMutexFake(t *testing.T) {
-	runMutexScenarios(t, zkfake.NewTarget())
+	runMutexScenarios(t, fake.NewTarget())
 }
 
 // The rest needs the fake's own controls: lost replies, crashes and the
@@ -31,7 +32,7 @@ func TestMutexFake(t *testing.T) {
 
 func fakeServer(t *testing.T, env zktest.Env) *zkfake.Server {
 	t.Helper()
-	srv, ok := zkfake.ServerOf(env)
+	srv, ok := fake.ServerOf(env)
 	if !ok {
 		t.Fatal("not a fake environment")
 	}
@@ -39,7 +40,7 @@ func fakeServer(t *testing.T, env zktest.Env) *zkfake.Server {
 }
 
 func runFake(t *testing.T, name string, body func(t *testing.T, env zktest.Env)) {
-	zkfake.NewTarget(zkfake.WithSeed(1)).Run(t, name, body)
+	fake.NewTarget(zkfake.WithSeed(1)).Run(t, name, body)
 }
 
 // The create is applied but its reply is lost: the Mutex finds its node by
@@ -114,7 +115,7 @@ func TestMutexFakeLostDeleteReply(t *testing.T) {
 // the timeout and the waiter behind it must look again.
 func TestMutexFakeWaiterCrashes(t *testing.T) {
 	runFake(t, "crash", func(t *testing.T, env zktest.Env) {
-		middleGoes(t, env, func(t *testing.T, c recipe.Conn) { c.(*zkfake.Conn).Crash() })
+		middleGoes(t, env, func(t *testing.T, c zktest.Conn) { c.(*zkfake.Conn).Crash() })
 	})
 }
 
@@ -272,7 +273,7 @@ func TestMutexFakeRandomReplyLoss(t *testing.T) {
 		srv := fakeServer(t, env)
 		dir := env.Base() + "/lock"
 		const handles, rounds = 10, 10
-		conns := make([]recipe.Conn, handles)
+		conns := make([]zktest.Conn, handles)
 		for i := range conns {
 			conns[i], _ = env.Connect(t, sessionTimeout)
 		}
@@ -384,7 +385,7 @@ func testSequenceWrap(t *testing.T, nodeName string, start int32) {
 // queued waits until dir has want children. Contenders reads names by
 // their end alone, and "…lock-1000000000" past the wrap is a name it
 // cannot tell from a positive number: the wrap test counts children.
-func queued(t *testing.T, conn recipe.Conn, dir string, want int) {
+func queued(t *testing.T, conn zktest.Conn, dir string, want int) {
 	t.Helper()
 	eventually(t, fmt.Sprintf("%d children of %s", want, dir), func() bool {
 		children, _, err := conn.Children(dir)

@@ -3,7 +3,7 @@ package recipe_test
 import (
 	"testing"
 
-	"github.com/zksim/zksim/zkfake/ensemble"
+	"github.com/zksim/zksim/zkfake/zktest/ensemble"
 )
 
 // TestMutexReal runs the Mutex scenarios against the real ensemble named in

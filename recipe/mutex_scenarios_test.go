@@ -79,7 +79,7 @@ func eventually(t testing.TB, what string, cond func() bool) {
 	}
 }
 
-func contenders(t testing.TB, c recipe.Conn, dir string) []string {
+func contenders(t testing.TB, c zktest.Conn, dir string) []string {
 	t.Helper()
 	ids, err := recipe.Contenders(c, dir)
 	if err != nil {
@@ -91,7 +91,7 @@ func contenders(t testing.TB, c recipe.Conn, dir string) []string {
 // settles waits until a listing of dir through c has want contenders.
 // Sessions on different members of a real ensemble see each other's writes
 // only eventually, so a check made through another session waits for them.
-func settles(t testing.TB, c recipe.Conn, dir string, want int) []string {
+func settles(t testing.TB, c zktest.Conn, dir string, want int) []string {
 	t.Helper()
 	var ids []string
 	eventually(t, fmt.Sprintf("%d contenders", want), func() bool {
@@ -160,7 +160,7 @@ func mutexGoroutines() int {
 
 func testExclusion(t *testing.T, env zktest.Env, handles, rounds int) {
 	dir := env.Base() + "/lock"
-	sessions := make([]recipe.Conn, min(handles, 10))
+	sessions := make([]zktest.Conn, min(handles, 10))
 	for i := range sessions {
 		sessions[i], _ = env.Connect(t, sessionTimeout)
 	}
@@ -318,7 +318,7 @@ func testDeadlineWhileWaiting(t *testing.T, env zktest.Env) {
 // watches it: the one behind must look again, find the holder still there,
 // and wait for it.
 func testWaiterCrashes(t *testing.T, env zktest.Env) {
-	middleGoes(t, env, func(t *testing.T, conn recipe.Conn) { conn.Close() })
+	middleGoes(t, env, func(t *testing.T, conn zktest.Conn) { conn.Close() })
 }
 
 func testWaiterSessionExpires(t *testing.T, env zktest.Env) {
@@ -326,10 +326,10 @@ func testWaiterSessionExpires(t *testing.T, env zktest.Env) {
 	if !ok {
 		t.Skip("target cannot expire sessions")
 	}
-	middleGoes(t, env, func(t *testing.T, conn recipe.Conn) { expirer.Expire(t, conn) })
+	middleGoes(t, env, func(t *testing.T, conn zktest.Conn) { zktest.Require(t, expirer.Expire(conn)) })
 }
 
-func middleGoes(t *testing.T, env zktest.Env, kill func(*testing.T, recipe.Conn)) {
+func middleGoes(t *testing.T, env zktest.Env, kill func(*testing.T, zktest.Conn)) {
 	dir := env.Base() + "/lock"
 	connA, _ := env.Connect(t, sessionTimeout)
 	connB, _ := env.Connect(t, sessionTimeout)
@@ -402,7 +402,7 @@ func testHolderSessionExpires(t *testing.T, env zktest.Env) {
 	eventually(t, "B queued", func() bool { return len(contenders(t, connB, dir)) == 2 })
 
 	oldSession := connA.SessionID()
-	expirer.Expire(t, connA)
+	zktest.Require(t, expirer.Expire(connA))
 	if err := mustWait(t, "B's Lock after A's session expired", bDone); err != nil {
 		t.Fatalf("B's Lock: %v", err)
 	}
@@ -791,12 +791,12 @@ func testSuspendedDuringPartition(t *testing.T, env zktest.Env) {
 		t.Fatal(err)
 	}
 	token := m.Token()
-	p.Partition(t, conn)
+	zktest.Require(t, p.Partition(conn))
 	eventually(t, "hold suspended", func() bool { return m.State() == recipe.MutexSuspended })
 	if m.Token() != token {
 		t.Errorf("a suspended hold's token is %d, want %d", m.Token(), token)
 	}
-	p.Heal(t, conn)
+	zktest.Require(t, p.Heal(conn))
 	eventually(t, "hold resumed", func() bool { return m.State() == recipe.MutexHeld })
 	select {
 	case <-m.Lost():
@@ -858,9 +858,9 @@ func (l *stateLog) want(t testing.TB, want ...recipe.MutexState) {
 // failUnlockInPartition cuts conn, on which m holds its lock, off and calls
 // UnlockContext with a short deadline, which fails: its Delete is on its
 // way, and applies if the partition heals before the client notices it.
-func failUnlockInPartition(t *testing.T, p zktest.Partitioner, conn recipe.Conn, m *recipe.Mutex) {
+func failUnlockInPartition(t *testing.T, p zktest.Partitioner, conn zktest.Conn, m *recipe.Mutex) {
 	t.Helper()
-	p.Partition(t, conn)
+	zktest.Require(t, p.Partition(conn))
 	ctx, cancel := context.WithTimeout(testCtx(t), 200*time.Millisecond)
 	err := m.UnlockContext(ctx)
 	cancel()
@@ -901,7 +901,7 @@ func testFailedUnlockIsNoHold(t *testing.T, env zktest.Env) {
 	aDone := lockAsync(testCtx(t), a)
 	stillBlocked(t, "Lock on a handle whose release is pending", aDone)
 
-	p.Heal(t, connA)
+	zktest.Require(t, p.Heal(connA))
 	bThenA(t, a, b, aDone, bDone)
 	settles(t, connB, dir, 0)
 	// Whether the hold is seen Suspended before the Unlock gives up depends
@@ -936,7 +936,7 @@ func testListenerHearsOneChangeAtATime(t *testing.T, env zktest.Env) {
 	if err := m.Lock(testCtx(t)); err != nil {
 		t.Fatal(err)
 	}
-	p.Partition(t, conn)
+	zktest.Require(t, p.Partition(conn))
 	ctx, cancel := context.WithTimeout(testCtx(t), 200*time.Millisecond)
 	defer cancel()
 	unlocked := make(chan error, 1)
@@ -951,7 +951,7 @@ func testListenerHearsOneChangeAtATime(t *testing.T, env zktest.Env) {
 	})
 	// The Delete that was on its way applies: the release ends by itself
 	// while the listener is still busy with it.
-	p.Heal(t, conn)
+	zktest.Require(t, p.Heal(conn))
 	settles(t, admin, dir, 0)
 	eventually(t, "the pending release ends", func() bool { return m.State() == recipe.MutexUnlocked })
 	close(goOn)
@@ -1040,7 +1040,7 @@ func testCloseAfterFailedUnlock(t *testing.T, env zktest.Env) {
 		t.Fatal(err)
 	}
 	failUnlockInPartition(t, p, conn, m)
-	p.Heal(t, conn)
+	zktest.Require(t, p.Heal(conn))
 	// The Delete sent during the partition applies, and its deletion
 	// ends the pending release.
 	settles(t, admin, dir, 0)
@@ -1094,7 +1094,7 @@ func testFencingTokensGrow(t *testing.T, env zktest.Env) {
 	dir := env.Base() + "/lock"
 	connA, _ := env.Connect(t, sessionTimeout)
 	connB, _ := env.Connect(t, sessionTimeout)
-	conns := []recipe.Conn{connA, connB}
+	conns := []zktest.Conn{connA, connB}
 	handles := []*recipe.Mutex{recipe.NewMutex(connA, dir), recipe.NewMutex(connB, dir)}
 	var last int64
 	for i := range 6 {
@@ -1122,7 +1122,7 @@ func testFencingTokensGrow(t *testing.T, env zktest.Env) {
 // left by our expired session is), and the reply is lost.
 type ghostConn struct {
 	recipe.Conn
-	other recipe.Conn
+	other zktest.Conn
 	done  atomic.Bool
 	ghost atomic.Value // path of the ghost
 }

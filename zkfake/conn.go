@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zksim/zksim/recipe"
 )
 
 // Conn is a client session on a fake Server. It has exactly the method set
@@ -60,8 +59,6 @@ type Conn struct {
 	held        []heldEvent // watch events sent while the link was cut
 	connGen     int         // counts dropped connections
 }
-
-var _ recipe.Conn = (*Conn)(nil)
 
 // eventChanSize is the capacity of a Conn's event channel. go-zookeeper's
 // holds 6 events and drops what does not fit; its reader, though, drains it

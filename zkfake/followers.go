@@ -34,6 +34,25 @@ func WithEnsemble(n int) Option {
 // connected without WithMember moves to another member instead.
 func WithMember(i int) ConnOption { return func(c *Conn) { c.member = i; c.memberSet = true } }
 
+// StartOn connects the session to ensemble member i (taken modulo the
+// ensemble's size) first, without pinning it there: when the member is
+// stopped, the session moves to another one, as a client given every
+// server's address with member i's first. Without StartOn or WithMember
+// sessions connect to the members in turn.
+func StartOn(i int) ConnOption { return func(c *Conn) { c.member, c.startSet = i, true } }
+
+// Members returns how many members the modelled ensemble has (WithEnsemble;
+// 1 without it).
+func (s *Server) Members() int { return len(s.members) }
+
+// MemberUp reports whether ensemble member i serves: it exists and was not
+// stopped (StopMember) or was started again.
+func (s *Server) MemberUp(i int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return i >= 0 && i < len(s.members) && !s.members[i].down
+}
+
 // changeKind is what a replicated change does to a node.
 type changeKind uint8
 

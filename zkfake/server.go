@@ -145,6 +145,10 @@ func (s *Server) Connect(sessionTimeout time.Duration, opts ...ConnOption) (*Con
 	return c, c.events, nil
 }
 
+// TickTime returns the server's tickTime (WithTickTime): negotiated
+// session timeouts are clamped to 2 to 20 ticks.
+func (s *Server) TickTime() time.Duration { return s.cfg.tickTime }
+
 // negotiate clamps a requested session timeout to 2..20 ticks.
 func (s *Server) negotiate(requested time.Duration) time.Duration {
 	lo, hi := 2*s.cfg.tickTime, 20*s.cfg.tickTime

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/zksim/zksim/fuzz"
-	"github.com/zksim/zksim/zkfake/ensemble"
+	"github.com/zksim/zksim/zkfake/zktest/ensemble"
 )
 
 // fuzzWorkload is the table's name for the timed fuzz campaign.

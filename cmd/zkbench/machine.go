@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zksim/zksim/zkfake/ensemble"
+	"github.com/zksim/zksim/zkfake/zktest/ensemble"
 )
 
 // describeMachine names the CPU (from /proc/cpuinfo), its cores, the

@@ -56,7 +56,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zksim/zksim/zkfake/ensemble"
+	"github.com/zksim/zksim/zkfake/zktest/ensemble"
 )
 
 // options are the command's flags.

@@ -41,7 +41,7 @@ import (
 	"time"
 
 	"github.com/zksim/zksim/fuzz"
-	"github.com/zksim/zksim/zkfake/ensemble"
+	"github.com/zksim/zksim/zkfake/zktest/ensemble"
 )
 
 const defaultLocker = "recipe.Mutex"

@@ -26,7 +26,7 @@ import (
 	"time"
 
 	"github.com/zksim/zksim/zkfake/difftest"
-	"github.com/zksim/zksim/zkfake/ensemble"
+	"github.com/zksim/zksim/zkfake/zktest/ensemble"
 )
 
 func main() {

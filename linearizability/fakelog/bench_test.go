@@ -7,8 +7,9 @@ import (
 
 	"github.com/zksim/zksim/linearizability"
 	"github.com/zksim/zksim/linearizability/fakelog"
-	"github.com/zksim/zksim/recipe"
 	"github.com/zksim/zksim/zkfake"
+	"github.com/zksim/zksim/zkfake/zktest"
+	"github.com/zksim/zksim/zkfake/zktest/fake"
 )
 
 // BenchmarkCheckRecorded measures how long CheckZnodes takes on histories
@@ -88,12 +89,12 @@ func recordForBenchmark(b *testing.B, n int) (*fakelog.Recording, []zkfake.Recor
 	admin.Close()
 	srv.LoseRandomReplies(0.03)
 	rec, err := fakelog.Record(fakelog.Config{
-		Connect: func() (recipe.Conn, error) {
+		Connect: func() (zktest.Conn, error) {
 			conn, _, err := srv.Connect(time.Second)
 			return conn, err
 		},
 		Base: base, Clients: 4, Ops: n / 4, Seed: uint64(n),
-		Faults: fakelog.ServerFaults{Server: srv}, FaultRate: 0.01, MaxPartition: 400 * time.Millisecond,
+		Faults: fake.Faults{Server: srv}, FaultRate: 0.01, MaxPartition: 400 * time.Millisecond,
 	})
 	if err != nil {
 		b.Fatal(err)

@@ -16,8 +16,8 @@
 //     versioned sets and deletes, gets, exists, children, syncs) on a few
 //     paths under a base znode, records them with a
 //     [linearizability.Recorder], and injects partitions, session expiries
-//     and crashes through [Faults]. It runs against anything that hands out
-//     a [recipe.Conn]: the fake, or a real ensemble.
+//     and crashes through [zktest.Faults]. It runs against anything that hands out
+//     a [zktest.Conn]: the fake, or a real ensemble.
 //
 // In fake mode, run [Record] inside a testing/synctest bubble, so that
 // session timeouts and reconnect rounds pass in virtual time; with

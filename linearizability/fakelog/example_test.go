@@ -7,8 +7,8 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/zksim/zksim/linearizability"
 	"github.com/zksim/zksim/linearizability/fakelog"
-	"github.com/zksim/zksim/recipe"
 	"github.com/zksim/zksim/zkfake"
+	"github.com/zksim/zksim/zkfake/zktest"
 )
 
 // Three clients work on a fake server that loses one request or reply in
@@ -25,7 +25,7 @@ func Example() {
 	srv.LoseRandomReplies(0.1)
 
 	rec, err := fakelog.Record(fakelog.Config{
-		Connect: func() (recipe.Conn, error) {
+		Connect: func() (zktest.Conn, error) {
 			conn, _, err := srv.Connect(10 * time.Second)
 			return conn, err
 		},

@@ -11,7 +11,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zksim/zksim/linearizability"
-	"github.com/zksim/zksim/recipe"
+	"github.com/zksim/zksim/zkfake/zktest"
 )
 
 // Config configures a recording by [Record].
@@ -20,7 +20,7 @@ type Config struct {
 	// established (StateHasSession). Record calls it for every client
 	// before they start, and from a client's goroutine when the client
 	// reconnects after a crash.
-	Connect func() (recipe.Conn, error)
+	Connect func() (zktest.Conn, error)
 	// Base is an existing, empty, persistent znode. The clients work on
 	// Base/a, Base/b, Base/q and the children of Base/q, all absent at
 	// the start.
@@ -37,8 +37,8 @@ type Config struct {
 	// Faults, if set, injects faults: before each of its steps, a client
 	// that is not partitioned injects one with probability FaultRate —
 	// a partition (healed after a random time up to MaxPartition), a
-	// session expiry, or, if Faults is also a [Crasher], a crash.
-	Faults    Faults
+	// session expiry, or, if Faults is also a [zktest.Crasher], a crash.
+	Faults    zktest.Faults
 	FaultRate float64
 	// MaxPartition bounds how long a partition lasts (default 8s: longer
 	// than the default negotiated session timeouts, so some partitions
@@ -169,7 +169,7 @@ type harness struct {
 	rec *linearizability.Recorder
 
 	mu    sync.Mutex
-	conns []recipe.Conn // every connection opened, closed at the end
+	conns []zktest.Conn // every connection opened, closed at the end
 	stats Stats
 }
 
@@ -180,7 +180,7 @@ func (h *harness) count(f func(*Stats)) {
 }
 
 // connect opens a session and keeps the connection for closeAll.
-func (h *harness) connect() (recipe.Conn, error) {
+func (h *harness) connect() (zktest.Conn, error) {
 	conn, err := h.cfg.Connect()
 	if err != nil {
 		return nil, fmt.Errorf("fakelog: connecting: %w", err)
@@ -293,7 +293,7 @@ type client struct {
 	h    *harness
 	rng  *rand.Rand
 	work *workload
-	conn recipe.Conn
+	conn zktest.Conn
 	ops  int // operations left
 	seq  int // numbers the client's operations, for tags and data
 	err  error
@@ -422,8 +422,8 @@ func (c *client) heal() {
 }
 
 // inject injects a random fault.
-func (c *client) inject(faults Faults) {
-	crasher, canCrash := faults.(Crasher)
+func (c *client) inject(faults zktest.Faults) {
+	crasher, canCrash := faults.(zktest.Crasher)
 	r := c.rng.IntN(10)
 	switch {
 	case r < 5 || (r >= 8 && !canCrash):

@@ -13,8 +13,9 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/zksim/zksim/linearizability"
 	"github.com/zksim/zksim/linearizability/fakelog"
-	"github.com/zksim/zksim/recipe"
 	"github.com/zksim/zksim/zkfake"
+	"github.com/zksim/zksim/zkfake/zktest"
+	"github.com/zksim/zksim/zkfake/zktest/fake"
 )
 
 const base = "/lin"
@@ -31,7 +32,7 @@ type run struct {
 // bubble, and settles the history with the server's log. prepare, if set,
 // configures the server before the clients start; wrap, if set, wraps each
 // client's connection.
-func fakeRun(t *testing.T, cfg fakelog.Config, opts []zkfake.Option, prepare func(*zkfake.Server), wrap func(recipe.Conn) recipe.Conn) run {
+func fakeRun(t *testing.T, cfg fakelog.Config, opts []zkfake.Option, prepare func(*zkfake.Server), wrap func(zktest.Conn) zktest.Conn) run {
 	t.Helper()
 	var r run
 	synctest.Test(t, func(t *testing.T) {
@@ -50,7 +51,7 @@ func fakeRun(t *testing.T, cfg fakelog.Config, opts []zkfake.Option, prepare fun
 		}
 		n := 0
 		cfg.Base = base
-		cfg.Connect = func() (recipe.Conn, error) {
+		cfg.Connect = func() (zktest.Conn, error) {
 			// Spread the sessions over the members, in turn.
 			conn, _, err := srv.Connect(4*time.Second, zkfake.WithMember(n))
 			n++
@@ -60,7 +61,7 @@ func fakeRun(t *testing.T, cfg fakelog.Config, opts []zkfake.Option, prepare fun
 			return wrap(conn), nil
 		}
 		if cfg.Faults != nil {
-			cfg.Faults = fakelog.ServerFaults{Server: srv}
+			cfg.Faults = fake.Faults{Server: srv}
 		}
 		rec, err := fakelog.Record(cfg)
 		if err != nil {
@@ -140,7 +141,7 @@ func TestFaultsSettledByTheLog(t *testing.T) {
 		t.Run(fmt.Sprintf("lockstep=%v", lockstep), func(t *testing.T) {
 			cfg := fakelog.Config{
 				Clients: 4, Ops: 100, Seed: 2, Lockstep: lockstep, Think: 20 * time.Millisecond,
-				Faults: fakelog.ServerFaults{}, FaultRate: 0.04,
+				Faults: fake.Faults{}, FaultRate: 0.04,
 			}
 			lossy := func(srv *zkfake.Server) { srv.LoseRandomReplies(0.05) }
 			r := fakeRun(t, cfg, nil, lossy, nil)
@@ -297,7 +298,7 @@ func staleReads(h linearizability.History) []string {
 // cachingConn is a broken client: it answers every Get of a path it has
 // read before from a cache it never invalidates.
 type cachingConn struct {
-	recipe.Conn
+	zktest.Conn
 	mu    sync.Mutex
 	cache map[string]cachedGet
 }
@@ -323,7 +324,7 @@ func (c *cachingConn) Get(path string) ([]byte, *zk.Stat, error) {
 // (d) A client that caches reads breaks read-your-writes; the check finds
 // it and writes a report.
 func TestBrokenClientIsIllegal(t *testing.T) {
-	wrap := func(conn recipe.Conn) recipe.Conn {
+	wrap := func(conn zktest.Conn) zktest.Conn {
 		return &cachingConn{Conn: conn, cache: make(map[string]cachedGet)}
 	}
 	r := fakeRun(t, fakelog.Config{Clients: 3, Ops: 60, Seed: 4, Lockstep: true}, nil, nil, wrap)
@@ -352,7 +353,7 @@ func TestBrokenClientIsIllegal(t *testing.T) {
 // another seed another one.
 func TestSameSeedSameHistory(t *testing.T) {
 	record := func(seed uint64) linearizability.History {
-		cfg := fakelog.Config{Clients: 4, Ops: 60, Seed: seed, Lockstep: true, Faults: fakelog.ServerFaults{}, FaultRate: 0.05}
+		cfg := fakelog.Config{Clients: 4, Ops: 60, Seed: seed, Lockstep: true, Faults: fake.Faults{}, FaultRate: 0.05}
 		lossy := func(srv *zkfake.Server) { srv.LoseRandomReplies(0.05) }
 		return fakeRun(t, cfg, []zkfake.Option{zkfake.WithEnsemble(3)}, lossy, nil).raw
 	}
@@ -381,7 +382,7 @@ func firstDifference(a, b linearizability.History) string {
 func TestRecordRefusesBadConfigs(t *testing.T) {
 	srv := zkfake.NewServer()
 	defer srv.Close()
-	connect := func() (recipe.Conn, error) { c, _, err := srv.Connect(time.Second); return c, err }
+	connect := func() (zktest.Conn, error) { c, _, err := srv.Connect(time.Second); return c, err }
 	for _, tc := range []struct {
 		name string
 		cfg  fakelog.Config
@@ -391,7 +392,7 @@ func TestRecordRefusesBadConfigs(t *testing.T) {
 		{"no base", fakelog.Config{Connect: connect}, "Base"},
 		{"root base", fakelog.Config{Connect: connect, Base: "/"}, "Base"},
 		{"fault rate without faults", fakelog.Config{Connect: connect, Base: base, FaultRate: 0.1}, "FaultRate"},
-		{"fault rate above 1", fakelog.Config{Connect: connect, Base: base, FaultRate: 2, Faults: fakelog.ServerFaults{Server: srv}}, "FaultRate"},
+		{"fault rate above 1", fakelog.Config{Connect: connect, Base: base, FaultRate: 2, Faults: fake.Faults{Server: srv}}, "FaultRate"},
 		{"lockstep outside a bubble", fakelog.Config{Connect: connect, Base: base, Lockstep: true}, "synctest"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

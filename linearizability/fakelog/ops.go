@@ -7,7 +7,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zksim/zksim/linearizability"
-	"github.com/zksim/zksim/recipe"
+	"github.com/zksim/zksim/zkfake/zktest"
 )
 
 // workload picks a client's random operations on the znodes under a base:
@@ -143,7 +143,7 @@ var openACL = zk.WorldACL(zk.PermAll)
 
 // perform runs in on conn and returns what it answered. Out.Err is nil,
 // ZooKeeper's answer, or the error that left the outcome unknown.
-func perform(conn recipe.Conn, in linearizability.ZnodeInput) linearizability.ZnodeOutput {
+func perform(conn zktest.Conn, in linearizability.ZnodeInput) linearizability.ZnodeOutput {
 	var out linearizability.ZnodeOutput
 	var stat *zk.Stat
 	switch in.Op {

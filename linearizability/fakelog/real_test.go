@@ -6,24 +6,9 @@ import (
 
 	"github.com/zksim/zksim/linearizability"
 	"github.com/zksim/zksim/linearizability/fakelog"
-	"github.com/zksim/zksim/recipe"
-	"github.com/zksim/zksim/zkfake/ensemble"
 	"github.com/zksim/zksim/zkfake/zktest"
+	"github.com/zksim/zksim/zkfake/zktest/ensemble"
 )
-
-// envFaults injects faults through a zktest environment that can partition
-// and expire sessions (the real ensemble's, through its proxy).
-type envFaults struct {
-	t   testing.TB
-	env interface {
-		zktest.Partitioner
-		zktest.Expirer
-	}
-}
-
-func (f envFaults) Partition(conn recipe.Conn) error { f.env.Partition(f.t, conn); return nil }
-func (f envFaults) Heal(conn recipe.Conn) error      { f.env.Heal(f.t, conn); return nil }
-func (f envFaults) Expire(conn recipe.Conn) error    { f.env.Expire(f.t, conn); return nil }
 
 // The same harness against a real ensemble (ZK_SERVERS): whatever ZooKeeper
 // does must be legal. There is no log to settle with, so the faulty run
@@ -43,18 +28,11 @@ func TestRealEnsemble(t *testing.T) {
 			e := env.(*ensemble.Env)
 			cfg := run.cfg
 			if cfg.FaultRate > 0 {
-				faulty, ok := env.(interface {
-					zktest.Partitioner
-					zktest.Expirer
-				})
-				if !ok {
-					t.Skip("this ensemble Env cannot partition or expire sessions")
-				}
-				cfg.Faults = envFaults{t, faulty}
+				cfg.Faults = e
 			}
 			n := 0
 			cfg.Base = env.Base()
-			cfg.Connect = func() (recipe.Conn, error) {
+			cfg.Connect = func() (zktest.Conn, error) {
 				// Spread the sessions over the members, in turn.
 				conn, _ := e.ConnectTo(t, n%e.Members(), 4*time.Second)
 				n++

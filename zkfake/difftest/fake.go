@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zksim/zksim/recipe"
 	"github.com/zksim/zksim/zkfake"
+	"github.com/zksim/zksim/zkfake/zktest"
 )
 
 // FakeSide runs each sequence on a new zkfake.Server. Run it inside a
@@ -47,7 +47,7 @@ func (f *FakeSide) Begin(name string) (string, int64, error) {
 }
 
 // Connect opens a session on the current server.
-func (f *FakeSide) Connect(onEvent func(zk.Event)) (recipe.Conn, <-chan zk.Event, error) {
+func (f *FakeSide) Connect(onEvent func(zk.Event)) (zktest.Conn, <-chan zk.Event, error) {
 	c, events, err := f.server().Connect(sessionTimeout, zkfake.WithEventCallback(onEvent))
 	if err != nil {
 		return nil, nil, err

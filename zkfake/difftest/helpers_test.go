@@ -7,7 +7,7 @@ import (
 	"testing/synctest"
 
 	"github.com/zksim/zksim/zkfake/difftest"
-	"github.com/zksim/zksim/zkfake/ensemble"
+	"github.com/zksim/zksim/zkfake/zktest/ensemble"
 )
 
 // runFake runs seq on a fresh fake server inside a synctest bubble.

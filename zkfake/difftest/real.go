@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zksim/zksim/recipe"
 	"github.com/zksim/zksim/zkfake/zktest"
 )
 
@@ -93,7 +92,7 @@ func (rs *RealSide) Begin(name string) (string, int64, error) {
 }
 
 // Connect opens a session with go-zookeeper.
-func (rs *RealSide) Connect(onEvent func(zk.Event)) (recipe.Conn, <-chan zk.Event, error) {
+func (rs *RealSide) Connect(onEvent func(zk.Event)) (zktest.Conn, <-chan zk.Event, error) {
 	c, events, err := zk.Connect(rs.servers, sessionTimeout, zk.WithEventCallback(onEvent),
 		zk.WithLogInfo(false), zk.WithLogger(quietLogger{}))
 	if err != nil {
@@ -123,7 +122,7 @@ func (rs *RealSide) Close() error {
 
 // createBase creates base's missing ancestors and then base itself, which
 // must not exist yet, and returns base's creation zxid.
-func createBase(c recipe.Conn, base string) (int64, error) {
+func createBase(c zktest.Conn, base string) (int64, error) {
 	parts := strings.Split(base, "/")
 	for i := 2; i < len(parts); i++ {
 		parent := strings.Join(parts[:i], "/")

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zksim/zksim/recipe"
+	"github.com/zksim/zksim/zkfake/zktest"
 )
 
 // Side is one ZooKeeper a sequence runs on: the fake or a real ensemble.
@@ -21,7 +21,7 @@ type Side interface {
 	// Connect opens a new session whose every event goes to onEvent, as
 	// zk.WithEventCallback does, and returns its connection and event
 	// channel. The runner waits for StateHasSession itself.
-	Connect(onEvent func(zk.Event)) (recipe.Conn, <-chan zk.Event, error)
+	Connect(onEvent func(zk.Event)) (zktest.Conn, <-chan zk.Event, error)
 	// Begin makes a fresh, empty persistent base node for the sequence
 	// called name, and returns its path and its creation zxid (the origin
 	// zxids are counted from).
@@ -92,7 +92,7 @@ type run struct {
 
 type session struct {
 	label   string
-	conn    recipe.Conn
+	conn    zktest.Conn
 	mu      sync.Mutex
 	events  []zk.Event
 	ready   chan struct{} // closed at the first StateHasSession
@@ -584,7 +584,7 @@ func (r *run) call(s *session, op Op) (answer, returned string, err error) {
 	return "", "", fmt.Errorf("op %d: unknown call %q", op.Label, op.Kind)
 }
 
-func (r *run) multi(c recipe.Conn, op Op) string {
+func (r *run) multi(c zktest.Conn, op Op) string {
 	reqs := make([]any, len(op.Sub))
 	for i, sub := range op.Sub {
 		p := r.resolve(sub.Path)

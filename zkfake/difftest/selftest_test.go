@@ -10,19 +10,19 @@ import (
 	"testing"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zksim/zksim/recipe"
 	"github.com/zksim/zksim/zkfake/difftest"
+	"github.com/zksim/zksim/zkfake/zktest"
 )
 
 // mutantSide is the fake with one planted divergence, for checking that
 // the comparer notices and the shrinker finds it.
 type mutantSide struct {
 	difftest.FakeSide
-	wrap    func(recipe.Conn) recipe.Conn
+	wrap    func(zktest.Conn) zktest.Conn
 	onEvent func(zk.Event) bool // false drops the event
 }
 
-func (m *mutantSide) Connect(onEvent func(zk.Event)) (recipe.Conn, <-chan zk.Event, error) {
+func (m *mutantSide) Connect(onEvent func(zk.Event)) (zktest.Conn, <-chan zk.Event, error) {
 	cb := onEvent
 	if m.onEvent != nil {
 		cb = func(ev zk.Event) {
@@ -39,7 +39,7 @@ func (m *mutantSide) Connect(onEvent func(zk.Event)) (recipe.Conn, <-chan zk.Eve
 }
 
 // setVersionOff reports one more than the real version after a Set.
-type setVersionOff struct{ recipe.Conn }
+type setVersionOff struct{ zktest.Conn }
 
 func (c setVersionOff) Set(path string, data []byte, version int32) (*zk.Stat, error) {
 	st, err := c.Conn.Set(path, data, version)
@@ -52,7 +52,7 @@ func (c setVersionOff) Set(path string, data []byte, version int32) (*zk.Stat, e
 }
 
 // deleteWrapsErrors returns a wrapped error instead of the sentinel.
-type deleteWrapsErrors struct{ recipe.Conn }
+type deleteWrapsErrors struct{ zktest.Conn }
 
 func (c deleteWrapsErrors) Delete(path string, version int32) error {
 	if err := c.Conn.Delete(path, version); err != nil {
@@ -67,8 +67,8 @@ func TestCheckerFindsPlantedDivergences(t *testing.T) {
 		mutant *mutantSide
 		at     difftest.Kind // the call the minimal sequence must end with
 	}{
-		{"set reports a wrong version", &mutantSide{wrap: func(c recipe.Conn) recipe.Conn { return setVersionOff{c} }}, difftest.Set},
-		{"delete wraps its errors", &mutantSide{wrap: func(c recipe.Conn) recipe.Conn { return deleteWrapsErrors{c} }}, difftest.Delete},
+		{"set reports a wrong version", &mutantSide{wrap: func(c zktest.Conn) zktest.Conn { return setVersionOff{c} }}, difftest.Set},
+		{"delete wraps its errors", &mutantSide{wrap: func(c zktest.Conn) zktest.Conn { return deleteWrapsErrors{c} }}, difftest.Delete},
 		{"NodeDeleted events are lost", &mutantSide{onEvent: func(ev zk.Event) bool { return ev.Type != zk.EventNodeDeleted }}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zksim/zksim/recipe"
 	"github.com/zksim/zksim/zkfake"
 	"github.com/zksim/zksim/zkfake/wire"
 	"github.com/zksim/zksim/zkfake/zktest"
@@ -134,7 +133,7 @@ type pipeEnv struct {
 	ln *pipeListener
 }
 
-func (e *pipeEnv) Connect(t testing.TB, timeout time.Duration) (recipe.Conn, <-chan zk.Event) {
+func (e *pipeEnv) Connect(t testing.TB, timeout time.Duration) (zktest.Conn, <-chan zk.Event) {
 	t.Helper()
 	link := &pipeLink{ln: e.ln}
 	c, events, err := zk.Connect([]string{"pipe:2181"}, timeout, quiet, zk.WithDialer(link.dial), zk.WithHostProvider(&oneHost{}))

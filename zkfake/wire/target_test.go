@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zksim/zksim/recipe"
 	"github.com/zksim/zksim/zkfake"
 	"github.com/zksim/zksim/zkfake/wire"
 	"github.com/zksim/zksim/zkfake/zktest"
@@ -51,20 +50,20 @@ type cutter interface {
 type servedEnv struct {
 	srv   *zkfake.Server
 	mu    sync.Mutex
-	links map[recipe.Conn]cutter
+	links map[zktest.Conn]cutter
 }
 
 func newServedEnv(srv *zkfake.Server) servedEnv {
-	return servedEnv{srv: srv, links: map[recipe.Conn]cutter{}}
+	return servedEnv{srv: srv, links: map[zktest.Conn]cutter{}}
 }
 
-func (e *servedEnv) remember(conn recipe.Conn, link cutter) {
+func (e *servedEnv) remember(conn zktest.Conn, link cutter) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.links[conn] = link
 }
 
-func (e *servedEnv) link(t testing.TB, conn recipe.Conn) cutter {
+func (e *servedEnv) link(t testing.TB, conn zktest.Conn) cutter {
 	t.Helper()
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -76,10 +75,10 @@ func (e *servedEnv) link(t testing.TB, conn recipe.Conn) cutter {
 }
 
 // Partition cuts the session's way to the server until Heal.
-func (e *servedEnv) Partition(t testing.TB, conn recipe.Conn) { e.link(t, conn).partition() }
+func (e *servedEnv) Partition(t testing.TB, conn zktest.Conn) { e.link(t, conn).partition() }
 
 // Heal restores it.
-func (e *servedEnv) Heal(t testing.TB, conn recipe.Conn) { e.link(t, conn).heal() }
+func (e *servedEnv) Heal(t testing.TB, conn zktest.Conn) { e.link(t, conn).heal() }
 
 func (e *servedEnv) Base() string { return "/zktest" }
 
@@ -90,7 +89,7 @@ func (e *servedEnv) TickTime() time.Duration { return testTick }
 
 // Expire expires the session on the fake server; the listener then drops
 // the connection, and the client learns of the expiry when it reconnects.
-func (e *servedEnv) Expire(t testing.TB, conn recipe.Conn) {
+func (e *servedEnv) Expire(t testing.TB, conn zktest.Conn) {
 	t.Helper()
 	id := conn.(*zk.Conn).SessionID()
 	if !e.srv.Expire(id) {
@@ -142,7 +141,7 @@ func (e *wireEnv) dialAddr(t testing.TB, addr string, timeout time.Duration) (*z
 
 // Connect connects through a proxy of the session's own, which Partition
 // and Heal act on.
-func (e *wireEnv) Connect(t testing.TB, timeout time.Duration) (recipe.Conn, <-chan zk.Event) {
+func (e *wireEnv) Connect(t testing.TB, timeout time.Duration) (zktest.Conn, <-chan zk.Event) {
 	t.Helper()
 	p := newPartitionProxy(t, e.l.Addr().String())
 	c, events := e.dialAddr(t, p.addr(), timeout)

@@ -5,8 +5,8 @@ import (
 	"os"
 	"testing"
 
-	"github.com/zksim/zksim/zkfake/ensemble"
 	"github.com/zksim/zksim/zkfake/zkbench"
+	"github.com/zksim/zksim/zkfake/zktest/ensemble"
 )
 
 // onBoth runs workload as the sub-benchmarks "fake" and "real", each on a

@@ -4,7 +4,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/zksim/zksim/recipe"
 	"github.com/zksim/zksim/zkfake/zktest"
 )
 
@@ -13,7 +12,7 @@ import (
 // for every data watch set with GetW on a node the connection did not
 // create: what a lock waiter does to park on its predecessor (the GetW on
 // its own node arms the watch behind Mutex.Lost).
-func countRequests(conn recipe.Conn, ops *atomic.Int64, onPark func()) *zktest.CountingConn {
+func countRequests(conn zktest.Conn, ops *atomic.Int64, onPark func()) *zktest.CountingConn {
 	c := &zktest.CountingConn{Conn: conn, Requests: ops}
 	if onPark == nil {
 		return c

@@ -3,7 +3,7 @@
 // can be compared side by side.
 //
 // Each workload is a function of a *testing.B and a *Target. A Target opens
-// sessions as recipe.Conn values and gives the workload a fresh persistent
+// sessions as zktest.Conn values and gives the workload a fresh persistent
 // directory to work in; Fake makes one on a new zkfake.Server (event log
 // off), Real one on the ensemble named in ZK_SERVERS (skipping the benchmark
 // when it is unset). The package's benchmarks run every workload as two

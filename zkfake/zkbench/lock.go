@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zksim/zksim/recipe"
+	"github.com/zksim/zksim/zkfake/zktest"
 )
 
 // LockUncontended measures Lock then Unlock of a recipe.Mutex that nobody
@@ -72,7 +73,7 @@ func LockHandoff(b *testing.B, t *Target, waiters int) {
 	sessions := handoffSessions(contenders)
 	var ops, wakeups atomic.Int64
 	q := newQueueWatch()
-	conns := make([]recipe.Conn, sessions)
+	conns := make([]zktest.Conn, sessions)
 	for i := range conns {
 		conns[i] = countRequests(t.Connect(b), &ops, q.parked)
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zksim/zksim/recipe"
+	"github.com/zksim/zksim/zkfake/zktest"
 )
 
 // memoryFanout is how many children each directory of ZnodeMemory's tree
@@ -76,7 +76,7 @@ func ZnodeMemory(b *testing.B, t *Target, znodes int) {
 
 // buildTree creates znodes leaves under dir, memoryFanout to a directory,
 // and returns how many znodes it made, directories included.
-func buildTree(conn recipe.Conn, dir string, znodes int) (int, error) {
+func buildTree(conn zktest.Conn, dir string, znodes int) (int, error) {
 	made := 0
 	var parent string
 	for i := range znodes {

@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/zksim/zksim/recipe"
+	"github.com/zksim/zksim/zkfake/zktest"
 )
 
 // keyCount is how many nodes the parallel workloads spread their requests
@@ -47,7 +47,7 @@ func parallel(b *testing.B, t *Target, goroutines, readPercent int) {
 	if err := createAll(admin, keys, payload); err != nil {
 		b.Fatal(err)
 	}
-	conns := make([]recipe.Conn, goroutines)
+	conns := make([]zktest.Conn, goroutines)
 	for i := range conns {
 		conns[i] = t.Connect(b)
 	}

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zksim/zksim/recipe"
 	"github.com/zksim/zksim/zkfake"
-	"github.com/zksim/zksim/zkfake/ensemble"
+	"github.com/zksim/zksim/zkfake/zktest"
+	"github.com/zksim/zksim/zkfake/zktest/ensemble"
 )
 
 // RootPath is the persistent znode under which every Target keeps its own
@@ -111,7 +111,7 @@ func (t *Target) WatchEvents() int64 {
 
 // Connect opens a new session and returns once it is established. It is
 // closed when tb ends.
-func (t *Target) Connect(tb testing.TB) recipe.Conn {
+func (t *Target) Connect(tb testing.TB) zktest.Conn {
 	tb.Helper()
 	if t.srv != nil {
 		conn, _, err := t.srv.Connect(sessionTimeout)
@@ -169,7 +169,7 @@ type quietLogger struct{}
 func (quietLogger) Printf(string, ...any) {}
 
 // makeBase creates RootPath (if missing) and a fresh directory under it.
-func makeBase(tb testing.TB, conn recipe.Conn, name string) string {
+func makeBase(tb testing.TB, conn zktest.Conn, name string) string {
 	tb.Helper()
 	if _, err := conn.Create(RootPath, nil, 0, openACL); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 		tb.Fatalf("creating %s: %v", RootPath, err)
@@ -182,7 +182,7 @@ func makeBase(tb testing.TB, conn recipe.Conn, name string) string {
 }
 
 // mkdir creates a persistent directory and returns its path.
-func mkdir(tb testing.TB, conn recipe.Conn, path string) string {
+func mkdir(tb testing.TB, conn zktest.Conn, path string) string {
 	tb.Helper()
 	if _, err := conn.Create(path, nil, 0, openACL); err != nil {
 		tb.Fatalf("creating %s: %v", path, err)
@@ -197,7 +197,7 @@ const multiBatch = 1000
 
 // createAll creates the given persistent nodes with data, multiBatch to a
 // Multi.
-func createAll(conn recipe.Conn, paths []string, data []byte) error {
+func createAll(conn zktest.Conn, paths []string, data []byte) error {
 	for start := 0; start < len(paths); start += multiBatch {
 		end := min(start+multiBatch, len(paths))
 		ops := make([]any, 0, end-start)
@@ -212,7 +212,7 @@ func createAll(conn recipe.Conn, paths []string, data []byte) error {
 }
 
 // deleteAll deletes the given childless nodes, multiBatch to a Multi.
-func deleteAll(conn recipe.Conn, paths []string) error {
+func deleteAll(conn zktest.Conn, paths []string) error {
 	for start := 0; start < len(paths); start += multiBatch {
 		end := min(start+multiBatch, len(paths))
 		ops := make([]any, 0, end-start)
@@ -228,7 +228,7 @@ func deleteAll(conn recipe.Conn, paths []string) error {
 
 // deleteTree deletes path and everything under it, deepest first. A node
 // that is already gone (an ephemeral whose session just closed) is fine.
-func deleteTree(conn recipe.Conn, path string) error {
+func deleteTree(conn zktest.Conn, path string) error {
 	// Post-order: every node is listed after all of its descendants.
 	var all []string
 	var walk func(p string) error

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zksim/zksim/zkfake/ensemble"
 	"github.com/zksim/zksim/zkfake/zkbench"
+	"github.com/zksim/zksim/zkfake/zktest/ensemble"
 )
 
 // testIterations is how many iterations the tests run each workload for,

@@ -5,17 +5,16 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zksim/zksim/recipe"
 )
 
-// CountingConn is a recipe.Conn that counts the requests sent through it
+// CountingConn is a Conn that counts the requests sent through it
 // and reports the nodes it creates and the watches it sets, so that a test
 // or a benchmark can measure a recipe's traffic (requests per lock
 // acquisition) and tell when a waiter has parked. Every method counts as
 // one request; CreateProtectedEphemeralSequential, which may send a listing
 // after a lost reply, counts as one too.
 type CountingConn struct {
-	recipe.Conn
+	Conn
 	// Requests counts the requests. Several CountingConns may share one
 	// counter; NewCountingConn gives each its own.
 	Requests *atomic.Int64
@@ -29,7 +28,7 @@ type CountingConn struct {
 }
 
 // NewCountingConn wraps conn with a counter of its own.
-func NewCountingConn(conn recipe.Conn) *CountingConn {
+func NewCountingConn(conn Conn) *CountingConn {
 	return &CountingConn{Conn: conn, Requests: new(atomic.Int64)}
 }
 

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zksim/zksim/recipe"
 )
 
 // openACL is the ACL most scenarios create nodes with.
@@ -28,7 +27,7 @@ func quietPeriod(env Env) time.Duration {
 	return time.Second
 }
 
-func create(t testing.TB, c recipe.Conn, path string, data []byte, flags int32) string {
+func create(t testing.TB, c Conn, path string, data []byte, flags int32) string {
 	t.Helper()
 	got, err := c.Create(path, data, flags, openACL)
 	if err != nil {
@@ -37,7 +36,7 @@ func create(t testing.TB, c recipe.Conn, path string, data []byte, flags int32) 
 	return got
 }
 
-func stat(t testing.TB, c recipe.Conn, path string) zk.Stat {
+func stat(t testing.TB, c Conn, path string) zk.Stat {
 	t.Helper()
 	ok, st, err := c.Exists(path)
 	if err != nil || !ok {
@@ -46,7 +45,7 @@ func stat(t testing.TB, c recipe.Conn, path string) zk.Stat {
 	return *st
 }
 
-func set(t testing.TB, c recipe.Conn, path string, data []byte) zk.Stat {
+func set(t testing.TB, c Conn, path string, data []byte) zk.Stat {
 	t.Helper()
 	st, err := c.Set(path, data, -1)
 	if err != nil {
@@ -57,7 +56,7 @@ func set(t testing.TB, c recipe.Conn, path string, data []byte) zk.Stat {
 
 // nextZxid performs a throwaway write and returns its zxid, so a scenario
 // can tell how many zxids the operations before it consumed.
-func nextZxid(t testing.TB, c recipe.Conn, scratch string) int64 {
+func nextZxid(t testing.TB, c Conn, scratch string) int64 {
 	t.Helper()
 	return set(t, c, scratch, []byte("tick")).Mzxid
 }
@@ -212,7 +211,7 @@ func watchEvent(typ zk.EventType, path string) zk.Event {
 // ensemble. Children can appear
 // while it works (a session closing late, a sequential create in flight), so
 // a parent that is not empty yet is listed again.
-func DeleteTree(conn recipe.Conn, path string) error {
+func DeleteTree(conn Conn, path string) error {
 	for attempt := 0; attempt < 10; attempt++ {
 		children, _, err := conn.Children(path)
 		if errors.Is(err, zk.ErrNoNode) {

@@ -31,9 +31,9 @@ func membersStopFollowerThenLeader(t *testing.T, env Env) {
 	for round, what := range []string{"a follower", "the leader"} {
 		member := pickFollower(t, m)
 		if round == 1 {
-			member = m.Leader(t)
+			member = leaderOf(t, m)
 		}
-		m.StopMember(t, member)
+		Require(t, m.StopMember(member))
 		// The ensemble goes on with two members: writes succeed again once
 		// every client that lost its member has moved (and, after the
 		// leader, once a new one is elected).
@@ -61,7 +61,7 @@ func membersStopFollowerThenLeader(t *testing.T, env Env) {
 		if !ok || st.EphemeralOwner != id {
 			t.Fatalf("after stopping %s the ephemeral is %v with owner %#x, want kept by %#x", what, ok, st.EphemeralOwner, id)
 		}
-		m.StartMember(t, member)
+		Require(t, m.StartMember(member))
 	}
 	for len(events) > 0 {
 		if ev := <-events; ev.State == zk.StateExpired {
@@ -80,13 +80,13 @@ func membersLostReplyReconnect(t *testing.T, env Env) {
 	conn, events := env.Connect(t, 4*time.Second)
 	id := conn.SessionID()
 	dir := create(t, conn, env.Base()+"/dir", nil, 0)
-	from := r.MemberOf(t, conn)
+	from := memberOf(t, r, conn)
 	to := (from + 1) % m.Members()
-	r.ReconnectTo(t, conn, to)
-	wantEqual(t, "member before any reconnect", r.MemberOf(t, conn), from)
+	Require(t, r.ReconnectTo(conn, to))
+	wantEqual(t, "member before any reconnect", memberOf(t, r, conn), from)
 
 	drain(events)
-	l.LoseNextReply(t, conn)
+	Require(t, l.LoseNextReply(conn))
 	_, err := conn.Create(dir+"/ghost", nil, 0, openACL)
 	wantErr(t, "Create whose reply is lost", err, zk.ErrConnectionClosed)
 	for _, ev := range waitState(t, "reconnect after the lost reply", events, zk.StateHasSession) {
@@ -95,7 +95,7 @@ func membersLostReplyReconnect(t *testing.T, env Env) {
 		}
 	}
 	wantEqual(t, "session id after the reconnect", conn.SessionID(), id)
-	wantEqual(t, "member after the reconnect", r.MemberOf(t, conn), to)
+	wantEqual(t, "member after the reconnect", memberOf(t, r, conn), to)
 	// ZooKeeper 3.8: the member takes a client whose last-seen zxid it has
 	// reached, and a lost reply's zxid is not among those seen, so the
 	// member may not have applied the write yet; a sync makes it catch up.
@@ -109,7 +109,7 @@ func membersLostReplyReconnect(t *testing.T, env Env) {
 // pickFollower returns a member that does not lead, preferring the one
 // Connect's sessions start on, so that stopping it moves them.
 func pickFollower(t testing.TB, m Members) int {
-	leader := m.Leader(t)
+	leader := leaderOf(t, m)
 	if m.Home() != leader {
 		return m.Home()
 	}
@@ -130,4 +130,20 @@ func eventually(t testing.TB, what string, f func() error) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// leaderOf returns the member that leads m's ensemble now.
+func leaderOf(t testing.TB, m Members) int {
+	t.Helper()
+	leader, err := m.Leader()
+	Require(t, err)
+	return leader
+}
+
+// memberOf returns the member conn is connected to.
+func memberOf(t testing.TB, r Reconnector, conn Conn) int {
+	t.Helper()
+	member, err := r.MemberOf(conn)
+	Require(t, err)
+	return member
 }

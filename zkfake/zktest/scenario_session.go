@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zksim/zksim/recipe"
 )
 
 var sessionScenarios = []Scenario{
@@ -167,7 +166,7 @@ func sessionExpire(t *testing.T, env Env) {
 	_, _, bChildren, _ := b.ChildrenW(base)
 	old := a.SessionID()
 
-	expirer.Expire(t, a)
+	Require(t, expirer.Expire(a))
 	wantEvent(t, "other session's exists watch", bEph, watchEvent(zk.EventNodeDeleted, eph))
 	wantEvent(t, "other session's child watch", bChildren, watchEvent(zk.EventNodeChildrenChanged, base))
 	if ok, _, _ := b.Exists(eph); ok {
@@ -208,12 +207,12 @@ func sessionPartitionHeal(t *testing.T, env Env) {
 	_, _, aChildren, _ := a.ChildrenW(base)
 	session := a.SessionID()
 
-	partitioner.Partition(t, a)
+	Require(t, partitioner.Partition(a))
 	waitState(t, "partitioned", aEvents, zk.StateDisconnected)
 	set(t, b, x, []byte("while away"))
 	create(t, b, base+"/new", nil, 0)
 	wantErr(t, "Delete", b.Delete(gone, -1), nil)
-	partitioner.Heal(t, a)
+	Require(t, partitioner.Heal(a))
 	waitState(t, "healed", aEvents, zk.StateHasSession)
 
 	wantEqual(t, "session id after a short partition", a.SessionID(), session)
@@ -240,7 +239,7 @@ func sessionTimeoutClamped(t *testing.T, env Env) {
 	a, aEvents := env.Connect(t, time.Hour)
 	b, _ := env.Connect(t, 4*time.Second)
 	eph := create(t, a, env.Base()+"/e", nil, zk.FlagEphemeral)
-	partitioner.Partition(t, a)
+	Require(t, partitioner.Partition(a))
 	start := time.Now()
 	// ZooKeeper 3.8: the server clamps a requested timeout to 2..20 ticks;
 	// the tracker expires sessions on tick boundaries, so allow a few more.
@@ -254,7 +253,7 @@ func sessionTimeoutClamped(t *testing.T, env Env) {
 		wantErr(t, "Exists", err, nil)
 		gone = !exists
 	}
-	partitioner.Heal(t, a)
+	Require(t, partitioner.Heal(a))
 	waitState(t, "after heal", aEvents, zk.StateExpired)
 	waitState(t, "after expiry", aEvents, zk.StateHasSession)
 	keepAlive(t, env, a, tick)
@@ -262,7 +261,7 @@ func sessionTimeoutClamped(t *testing.T, env Env) {
 
 // keepAlive checks that a session whose timeout was clamped is kept alive by
 // the client: an ephemeral outlives several timeouts while connected.
-func keepAlive(t *testing.T, env Env, c recipe.Conn, tick time.Duration) {
+func keepAlive(t *testing.T, env Env, c Conn, tick time.Duration) {
 	t.Helper()
 	p := create(t, c, env.Base()+"/alive", nil, zk.FlagEphemeral)
 	time.Sleep(22 * tick)

@@ -1,11 +1,11 @@
 package zktest
 
 import (
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zksim/zksim/recipe"
 )
 
 // Target is one ZooKeeper implementation the suite can run against.
@@ -21,7 +21,7 @@ type Env interface {
 	// Connect opens a new session with the requested timeout and returns
 	// once the session is established (StateHasSession seen). The session is
 	// closed when the test ends.
-	Connect(t testing.TB, timeout time.Duration) (recipe.Conn, <-chan zk.Event)
+	Connect(t testing.TB, timeout time.Duration) (Conn, <-chan zk.Event)
 	// Base is an existing persistent znode, empty and owned by this scenario,
 	// under which the scenario creates what it needs ("/" is never used).
 	Base() string
@@ -31,20 +31,43 @@ type Env interface {
 	Real() bool
 }
 
-// Expirer is implemented by environments that can force a session to expire.
-// On the fake the server expires it at once; on a real ensemble the client's
-// traffic is held (through a loopback proxy) past the session timeout.
-// When Expire returns the server has expired the session (its ephemerals are
-// gone); the client learns of the expiry at its next contact with the server.
+// Faults are optional interfaces of an Env, and also of anything else that
+// can do them to a session (package fake's Faults for a bare fake server):
+// the suite, the recipes' scenarios, the linearizability recorder and the
+// fuzz harness all inject faults through them. They return an error rather
+// than fail a test, so that a client's own goroutine may call them; an
+// error that wraps errors.ErrUnsupported means the target cannot inject
+// that fault here (Require skips the test then).
+
+// Expirer can make the server expire a session. On the fake the server
+// expires it at once; on a real ensemble the client's traffic is held
+// (through a loopback proxy) past the session timeout. When Expire returns
+// the server has expired the session (its ephemerals are gone); the client
+// learns of the expiry at its next contact with the server and carries on
+// with a new session.
 type Expirer interface {
-	Expire(t testing.TB, conn recipe.Conn)
+	Expire(conn Conn) error
 }
 
-// Partitioner is implemented by environments that can cut a client off from
-// the server and heal it again.
+// Partitioner can cut a client off from the server, both ways, and heal it
+// again; the client then reconnects at its own pace.
 type Partitioner interface {
-	Partition(t testing.TB, conn recipe.Conn)
-	Heal(t testing.TB, conn recipe.Conn)
+	Partition(conn Conn) error
+	Heal(conn Conn) error
+}
+
+// Faults is what every fault-injecting target offers: expiries and
+// partitions.
+type Faults interface {
+	Expirer
+	Partitioner
+}
+
+// Crasher can crash a client: its process stops, never to talk to the
+// server again, and the server expires its session once the timeout has
+// passed.
+type Crasher interface {
+	Crash(conn Conn) error
 }
 
 // Ticker is implemented by environments that know the server's tickTime.
@@ -63,11 +86,11 @@ type Members interface {
 	// another member when it stops.
 	Home() int
 	// Leader returns the member that leads now.
-	Leader(t testing.TB) int
+	Leader() (int, error)
 	// StopMember stops a member as a crash would.
-	StopMember(t testing.TB, member int)
+	StopMember(member int) error
 	// StartMember starts a stopped member and returns once it serves.
-	StartMember(t testing.TB, member int)
+	StartMember(member int) error
 }
 
 // Reconnector is implemented by environments of an ensemble that can choose
@@ -77,9 +100,9 @@ type Reconnector interface {
 	// ReconnectTo makes conn's next reconnect, whatever causes it, go to
 	// member (numbered as in Members), and later ones too while the member
 	// answers. It does not drop the connection.
-	ReconnectTo(t testing.TB, conn recipe.Conn, member int)
+	ReconnectTo(conn Conn, member int) error
 	// MemberOf returns the member conn is connected to.
-	MemberOf(t testing.TB, conn recipe.Conn) int
+	MemberOf(conn Conn) (int, error)
 }
 
 // ReplyLoser is implemented by environments that can lose a reply after
@@ -89,5 +112,18 @@ type ReplyLoser interface {
 	// applies it, but the client's connection drops before the reply
 	// arrives, so the call fails with zk.ErrConnectionClosed and the client
 	// reconnects with its session.
-	LoseNextReply(t testing.TB, conn recipe.Conn)
+	LoseNextReply(conn Conn) error
+}
+
+// Require fails t with err, a fault's error, or skips the test when err
+// wraps errors.ErrUnsupported: the target cannot inject that fault here.
+func Require(t testing.TB, err error) {
+	t.Helper()
+	switch {
+	case err == nil:
+	case errors.Is(err, errors.ErrUnsupported):
+		t.Skip(err)
+	default:
+		t.Fatal(err)
+	}
 }

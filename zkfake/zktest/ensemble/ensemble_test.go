@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zksim/zksim/zkfake/ensemble"
 	"github.com/zksim/zksim/zkfake/zktest"
+	"github.com/zksim/zksim/zkfake/zktest/ensemble"
 )
 
 var openACL = zk.WorldACL(zk.PermAll)
@@ -120,7 +120,7 @@ func TestPartitionHealKeepsSession(t *testing.T) {
 		}
 		session := a.SessionID()
 
-		e.Partition(t, a)
+		zktest.Require(t, e.Partition(a))
 		events.waitState(t, zk.StateDisconnected)
 		if _, _, err := a.Get(eph); err == nil {
 			t.Fatal("Get through a partitioned connection succeeded")
@@ -129,7 +129,7 @@ func TestPartitionHealKeepsSession(t *testing.T) {
 		if _, err := b.Create(env.Base()+"/while-away", nil, 0, openACL); err != nil {
 			t.Fatal(err)
 		}
-		e.Heal(t, a)
+		zktest.Require(t, e.Heal(a))
 		events.waitState(t, zk.StateHasSession)
 		if got := a.SessionID(); got != session {
 			t.Fatalf("session after a short partition = %#x; want the same %#x", got, session)
@@ -156,7 +156,7 @@ func TestExpireGivesNewSessionOnSameConn(t *testing.T) {
 		}
 		old := a.SessionID()
 
-		e.Expire(t, a)
+		zktest.Require(t, e.Expire(a))
 		// Expire returns once every member has applied the expiry: a
 		// session on any member sees the ephemeral gone.
 		for member := range e.Members() {
@@ -189,9 +189,9 @@ func TestExpirePinnedAndPartitioned(t *testing.T) {
 		old := a.SessionID()
 		// Expiring a partitioned connection first heals it; it gets its
 		// session back, which is then expired.
-		e.Partition(t, a)
+		zktest.Require(t, e.Partition(a))
 		events.waitState(t, zk.StateDisconnected)
-		e.Expire(t, a)
+		zktest.Require(t, e.Expire(a))
 		events.waitState(t, zk.StateExpired)
 		events.waitState(t, zk.StateHasSession)
 		if id := a.SessionID(); id == old || id == 0 {
@@ -233,14 +233,16 @@ func TestLostReplyLeavesLastZxidSeen(t *testing.T) {
 		if len(before.ConnectZxids) != 1 || before.ReplyZxid == 0 || before.LostZxid != 0 {
 			t.Fatalf("traffic of a fresh session: %+v; want one connect and a reply zxid", before)
 		}
-		to := (e.MemberOf(t, c) + 1) % e.Members()
-		e.ReconnectTo(t, c, to)
-		e.LoseNextReply(t, c)
+		from, err := e.MemberOf(c)
+		zktest.Require(t, err)
+		to := (from + 1) % e.Members()
+		zktest.Require(t, e.ReconnectTo(c, to))
+		zktest.Require(t, e.LoseNextReply(c))
 		if _, err := c.Create(dir+"/ghost", nil, 0, openACL); err != zk.ErrConnectionClosed {
 			t.Fatalf("Create whose reply is lost = %v; want zk.ErrConnectionClosed", err)
 		}
 		events.waitState(t, zk.StateHasSession)
-		if got := e.MemberOf(t, c); got != to {
+		if got, _ := e.MemberOf(c); got != to {
 			t.Fatalf("reconnected to member %d; want %d", got, to)
 		}
 		after := e.Traffic(t, c)

@@ -3,11 +3,10 @@ package ensemble
 import (
 	"errors"
 	"fmt"
-	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zksim/zksim/recipe"
+	"github.com/zksim/zksim/zkfake/zktest"
 )
 
 // memberSyncWait bounds how long Expire waits for each member to answer a
@@ -20,18 +19,24 @@ const memberSyncWait = 5 * time.Second
 // reconnect are refused until Heal, as if no member were listening, so its
 // requests fail with zk.ErrNoServer after a round of attempts. The session
 // lives on in the ensemble until its timeout passes.
-func (e *Env) Partition(t testing.TB, conn recipe.Conn) {
-	t.Helper()
-	e.linkOf(t, conn).partition(linkRefusing)
+func (e *Env) Partition(conn zktest.Conn) error {
+	l, err := e.linkOf(conn)
+	if err == nil {
+		l.partition(linkRefusing)
+	}
+	return err
 }
 
 // Heal lets conn reach the ensemble again. go-zookeeper reconnects at its
 // own pace (within a second or so) and learns whether its session is still
 // alive (StateHasSession, same session id) or expired (StateExpired, then a
 // new session).
-func (e *Env) Heal(t testing.TB, conn recipe.Conn) {
-	t.Helper()
-	e.linkOf(t, conn).heal()
+func (e *Env) Heal(conn zktest.Conn) error {
+	l, err := e.linkOf(conn)
+	if err == nil {
+		l.heal()
+	}
+	return err
 }
 
 // Expire makes the ensemble expire conn's session. It cuts conn off —
@@ -49,16 +54,18 @@ func (e *Env) Heal(t testing.TB, conn recipe.Conn) {
 //
 // A partitioned conn is healed first and given its session back (or told
 // that it expired) before a session is expired.
-func (e *Env) Expire(t testing.TB, conn recipe.Conn) {
-	t.Helper()
-	l := e.linkOf(t, conn)
+func (e *Env) Expire(conn zktest.Conn) error {
+	l, err := e.linkOf(conn)
+	if err != nil {
+		return err
+	}
 	l.heal()
 	if err := waitHasSession(conn, sessionWait); err != nil {
-		t.Fatalf("Expire: %v", err)
+		return fmt.Errorf("Expire: %v", err)
 	}
 	probe, err := e.createProbe(conn)
 	if err != nil {
-		t.Fatalf("Expire: creating the probe node: %v", err)
+		return fmt.Errorf("Expire: creating the probe node: %v", err)
 	}
 	l.partition(linkHolding)
 	// ZooKeeper clamps the negotiated timeout to at most 20 ticks and
@@ -67,21 +74,26 @@ func (e *Env) Expire(t testing.TB, conn recipe.Conn) {
 	wait := 30*e.target.tick + 10*time.Second
 	if err := awaitDeleted(e.admin, probe, wait); err != nil {
 		l.heal()
-		t.Fatalf("Expire: session %#x was not expired: %v", conn.SessionID(), err)
+		return fmt.Errorf("Expire: session %#x was not expired: %v", conn.SessionID(), err)
 	}
-	e.syncMembers(t, probe)
+	err = e.syncMembers(probe)
 	l.heal()
+	return err
 }
 
-func (e *Env) linkOf(t testing.TB, conn recipe.Conn) *link {
-	t.Helper()
+func (e *Env) linkOf(conn zktest.Conn) (*link, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	l, ok := e.links[conn]
 	if !ok {
-		t.Fatalf("connection %p was not opened by this Env's Connect or ConnectTo", conn)
+		return nil, notOurs(conn)
 	}
-	return l
+	return l, nil
+}
+
+// notOurs is the error of a fault asked of a session this Env did not open.
+func notOurs(conn zktest.Conn) error {
+	return fmt.Errorf("ensemble: connection %p was not opened by this Env's Connect or ConnectTo", conn)
 }
 
 // probeDir holds Expire's probe nodes, next to the base so that the
@@ -89,7 +101,7 @@ func (e *Env) linkOf(t testing.TB, conn recipe.Conn) *link {
 func (e *Env) probeDir() string { return e.base + ".probes" }
 
 // createProbe creates an ephemeral znode owned by conn's session.
-func (e *Env) createProbe(conn recipe.Conn) (string, error) {
+func (e *Env) createProbe(conn zktest.Conn) (string, error) {
 	if _, err := e.admin.Create(e.probeDir(), nil, 0, openACL); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 		return "", err
 	}
@@ -108,7 +120,7 @@ func (e *Env) createProbe(conn recipe.Conn) (string, error) {
 }
 
 // waitHasSession waits until conn has an established session.
-func waitHasSession(conn recipe.Conn, wait time.Duration) error {
+func waitHasSession(conn zktest.Conn, wait time.Duration) error {
 	deadline := time.Now().Add(wait)
 	for conn.State() != zk.StateHasSession {
 		if time.Now().After(deadline) {
@@ -147,15 +159,14 @@ func awaitDeleted(conn *zk.Conn, path string, wait time.Duration) error {
 // syncMembers makes every member that answers catch up with the leader, so
 // that a read through any member after Expire sees the expiry. Members are
 // reached with sessions of their own, pinned to each one.
-func (e *Env) syncMembers(t testing.TB, path string) {
-	t.Helper()
+func (e *Env) syncMembers(path string) error {
 	if len(e.target.servers) == 1 {
-		return
+		return nil
 	}
 	for _, server := range e.target.servers {
 		conn, err := dialMember(server)
 		if err != nil {
-			t.Logf("Expire: member %s did not answer (%v); not syncing it", server, err)
+			e.logf("Expire: member %s did not answer (%v); not syncing it", server, err)
 			continue
 		}
 		_, err = conn.Sync(path)
@@ -168,9 +179,10 @@ func (e *Env) syncMembers(t testing.TB, path string) {
 		}
 		conn.Close()
 		if err != nil {
-			t.Fatalf("Expire: member %s: %v", server, err)
+			return fmt.Errorf("Expire: member %s: %v", server, err)
 		}
 	}
+	return nil
 }
 
 // dialMember opens a session of this package's own to one member, and no

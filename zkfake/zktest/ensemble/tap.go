@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"testing"
 
-	"github.com/zksim/zksim/recipe"
+	"github.com/zksim/zksim/zkfake/zktest"
 )
 
 // The proxy reads the frames it carries — ZooKeeper's client protocol is
@@ -35,18 +35,24 @@ type Traffic struct {
 // closes the client's connection instead of passing it on (what the member
 // sent before it, watch events among them, is passed on). The call fails
 // with zk.ErrConnectionClosed and go-zookeeper reconnects with its session.
-func (e *Env) LoseNextReply(t testing.TB, conn recipe.Conn) {
-	t.Helper()
-	l := e.linkOf(t, conn)
+func (e *Env) LoseNextReply(conn zktest.Conn) error {
+	l, err := e.linkOf(conn)
+	if err != nil {
+		return err
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.loseNext = true
+	return nil
 }
 
 // Traffic returns what the proxy has seen of conn's exchanges so far.
-func (e *Env) Traffic(t testing.TB, conn recipe.Conn) Traffic {
+func (e *Env) Traffic(t testing.TB, conn zktest.Conn) Traffic {
 	t.Helper()
-	l := e.linkOf(t, conn)
+	l, err := e.linkOf(conn)
+	if err != nil {
+		t.Fatal(err)
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	tr := l.traffic

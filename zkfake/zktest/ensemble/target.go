@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zksim/zksim/recipe"
 	"github.com/zksim/zksim/zkfake/zktest"
 )
 
@@ -88,16 +87,18 @@ type Env struct {
 	base   string
 	admin  *zk.Conn // this package's own session, never partitioned
 
-	mu     sync.Mutex
-	links  map[recipe.Conn]*link
-	hosts  map[recipe.Conn]*homeFirst // each session's order of members
-	probes int                        // sequence for Expire's probe nodes
+	mu      sync.Mutex
+	links   map[zktest.Conn]*link
+	hosts   map[zktest.Conn]*homeFirst // each session's order of members
+	probes  int                        // sequence for Expire's probe nodes
+	stopped []int                      // members StopMember stopped, started again at the end
+	logf    func(format string, args ...any)
 }
 
 var (
 	_ zktest.Env         = (*Env)(nil)
-	_ zktest.Expirer     = (*Env)(nil)
-	_ zktest.Partitioner = (*Env)(nil)
+	_ zktest.Faults      = (*Env)(nil)
+	_ zktest.Members     = (*Env)(nil)
 	_ zktest.Ticker      = (*Env)(nil)
 	_ zktest.Reconnector = (*Env)(nil)
 	_ zktest.ReplyLoser  = (*Env)(nil)
@@ -125,8 +126,9 @@ func newEnv(t *testing.T, tg *target) *Env {
 		home:   home,
 		base:   fmt.Sprintf("%s/%s-%d", tg.runPath(), znodeName(t.Name()), seq),
 		admin:  admin,
-		links:  map[recipe.Conn]*link{},
-		hosts:  map[recipe.Conn]*homeFirst{},
+		links:  map[zktest.Conn]*link{},
+		hosts:  map[zktest.Conn]*homeFirst{},
+		logf:   t.Logf,
 	}
 	if err := e.createBase(); err != nil {
 		admin.Close()
@@ -136,6 +138,7 @@ func newEnv(t *testing.T, tg *target) *Env {
 	// sessions have been closed and their ephemerals are gone.
 	t.Cleanup(func() {
 		defer admin.Close()
+		e.startStopped()
 		if err := zktest.DeleteTree(admin, e.probeDir()); err != nil {
 			t.Errorf("removing %s: %v", e.probeDir(), err)
 		}
@@ -223,7 +226,7 @@ func (e *Env) TickTime() time.Duration { return e.target.tick }
 // later events are left for the caller. The client reaches the members
 // through this package's proxy, so the connection can be partitioned and
 // its session expired. The session is closed when the test ends.
-func (e *Env) Connect(t testing.TB, timeout time.Duration) (recipe.Conn, <-chan zk.Event) {
+func (e *Env) Connect(t testing.TB, timeout time.Duration) (zktest.Conn, <-chan zk.Event) {
 	t.Helper()
 	return e.connect(t, e.target.servers, e.home, timeout)
 }
@@ -232,7 +235,7 @@ func (e *Env) Connect(t testing.TB, timeout time.Duration) (recipe.Conn, <-chan 
 // 0 in the order of Servers: go-zookeeper is given only that member's
 // address, so the session never moves to another one. Scenarios use it to
 // put sessions on different members.
-func (e *Env) ConnectTo(t testing.TB, member int, timeout time.Duration) (recipe.Conn, <-chan zk.Event) {
+func (e *Env) ConnectTo(t testing.TB, member int, timeout time.Duration) (zktest.Conn, <-chan zk.Event) {
 	t.Helper()
 	if member < 0 || member >= len(e.target.servers) {
 		t.Fatalf("ConnectTo: member %d out of range [0, %d)", member, len(e.target.servers))
@@ -242,7 +245,7 @@ func (e *Env) ConnectTo(t testing.TB, member int, timeout time.Duration) (recipe
 
 // connect opens a session through a new proxy to servers, trying
 // servers[home] first.
-func (e *Env) connect(t testing.TB, servers []string, home int, timeout time.Duration) (recipe.Conn, <-chan zk.Event) {
+func (e *Env) connect(t testing.TB, servers []string, home int, timeout time.Duration) (zktest.Conn, <-chan zk.Event) {
 	t.Helper()
 	l, err := newLink(servers, timeout)
 	if err != nil {

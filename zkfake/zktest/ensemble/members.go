@@ -1,6 +1,7 @@
 package ensemble
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -8,9 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"testing"
 
-	"github.com/zksim/zksim/recipe"
+	"github.com/zksim/zksim/zkfake/zktest"
 )
 
 // The members of an ensemble that .ci/ensemble started can be stopped and
@@ -69,47 +69,63 @@ func (e *Env) scriptManages() bool {
 	return e.target.scripted
 }
 
-// needScript skips the test unless .ci/ensemble runs this Env's ensemble.
-func (e *Env) needScript(t testing.TB) {
-	t.Helper()
+// errNoScript is why members cannot be stopped or named: it wraps
+// errors.ErrUnsupported, so zktest.Require skips the scenario.
+var errNoScript = fmt.Errorf("the ensemble was not started by .ci/ensemble, so its members cannot be stopped: %w", errors.ErrUnsupported)
+
+// memberScript runs .ci/ensemble with a command and a member, numbered as
+// in ConnectTo, once it knows the script runs this Env's ensemble.
+func (e *Env) memberScript(command string, member ...int) (string, error) {
 	if !e.scriptManages() {
-		t.Skip("the ensemble was not started by .ci/ensemble, so its members cannot be stopped")
+		return "", errNoScript
 	}
+	args := []string{command}
+	for _, m := range member {
+		args = append(args, strconv.Itoa(m+1))
+	}
+	return script(args...)
 }
 
 // Leader returns the member that leads now, numbered as in ConnectTo.
-func (e *Env) Leader(t testing.TB) int {
-	t.Helper()
-	e.needScript(t)
-	out, err := script("leader")
+func (e *Env) Leader() (int, error) {
+	out, err := e.memberScript("leader")
 	if err != nil {
-		t.Fatal(err)
+		return -1, err
 	}
 	n, err := strconv.Atoi(out)
 	if err != nil || n < 1 || n > len(e.target.servers) {
-		t.Fatalf(".ci/ensemble leader printed %q", out)
+		return -1, fmt.Errorf(".ci/ensemble leader printed %q", out)
 	}
-	return n - 1
+	return n - 1, nil
 }
 
-// StopMember stops a member's server process, as a crash would. The test
-// starts it again at cleanup if the scenario did not.
-func (e *Env) StopMember(t testing.TB, member int) {
-	t.Helper()
-	e.needScript(t)
-	if _, err := script("stop-member", strconv.Itoa(member+1)); err != nil {
-		t.Fatal(err)
+// StopMember stops a member's server process, as a crash would. The Env
+// starts it again when its test ends if the scenario did not.
+func (e *Env) StopMember(member int) error {
+	if _, err := e.memberScript("stop-member", member); err != nil {
+		return err
 	}
-	t.Cleanup(func() { script("start-member", strconv.Itoa(member+1)) })
+	e.mu.Lock()
+	e.stopped = append(e.stopped, member)
+	e.mu.Unlock()
+	return nil
 }
 
 // StartMember starts a stopped member and returns once it serves in the
 // quorum again.
-func (e *Env) StartMember(t testing.TB, member int) {
-	t.Helper()
-	e.needScript(t)
-	if _, err := script("start-member", strconv.Itoa(member+1)); err != nil {
-		t.Fatal(err)
+func (e *Env) StartMember(member int) error {
+	_, err := e.memberScript("start-member", member)
+	return err
+}
+
+// startStopped starts the members the scenario stopped, at its end.
+func (e *Env) startStopped() {
+	e.mu.Lock()
+	stopped := e.stopped
+	e.stopped = nil
+	e.mu.Unlock()
+	for _, m := range stopped {
+		e.memberScript("start-member", m)
 	}
 }
 
@@ -121,33 +137,32 @@ func (e *Env) StartMember(t testing.TB, member int) {
 // follower a little behind would refuse the client (ZooKeeper refuses a
 // client whose last-seen zxid is past its own) and the move would be a
 // race. A session opened with ConnectTo cannot move.
-func (e *Env) ReconnectTo(t testing.TB, conn recipe.Conn, member int) {
-	t.Helper()
+func (e *Env) ReconnectTo(conn zktest.Conn, member int) error {
 	if member < 0 || member >= len(e.target.servers) {
-		t.Fatalf("ReconnectTo: member %d out of range [0, %d)", member, len(e.target.servers))
+		return fmt.Errorf("ReconnectTo: member %d out of range [0, %d)", member, len(e.target.servers))
 	}
 	server := e.target.servers[member]
 	e.mu.Lock()
 	hosts, ok := e.hosts[conn]
 	e.mu.Unlock()
 	if !ok {
-		t.Fatalf("connection %p was not opened by this Env's Connect or ConnectTo", conn)
+		return notOurs(conn)
 	}
 	if !hosts.moveHome(server) {
-		t.Fatalf("ReconnectTo: the session was opened with ConnectTo to another member than %s", server)
+		return fmt.Errorf("ReconnectTo: the session was opened with ConnectTo to another member than %s", server)
 	}
 	if err := syncServer(server, e.base); err != nil {
-		t.Fatalf("ReconnectTo: syncing member %d: %v", member, err)
+		return fmt.Errorf("ReconnectTo: syncing member %d: %v", member, err)
 	}
+	return nil
 }
 
 // MemberOf returns the member (numbered as in ConnectTo) conn is connected
 // to, or was last.
-func (e *Env) MemberOf(t testing.TB, conn recipe.Conn) int {
-	t.Helper()
+func (e *Env) MemberOf(conn zktest.Conn) (int, error) {
 	i := slices.Index(e.target.servers, conn.Server())
 	if i < 0 {
-		t.Fatalf("MemberOf: the session is on %q, not a member of %v", conn.Server(), e.target.servers)
+		return -1, fmt.Errorf("MemberOf: the session is on %q, not a member of %v", conn.Server(), e.target.servers)
 	}
-	return i
+	return i, nil
 }

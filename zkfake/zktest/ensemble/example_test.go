@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zksim/zksim/zkfake/ensemble"
 	"github.com/zksim/zksim/zkfake/zktest"
+	"github.com/zksim/zksim/zkfake/zktest/ensemble"
 )
 
 // ParseServers checks a ZK_SERVERS value: loopback addresses only.
@@ -36,7 +36,7 @@ func ExampleNewTarget() {
 			// Put a second session on another member, then expire the first.
 			e := env.(*ensemble.Env)
 			other, _ := e.ConnectTo(t, e.Members()-1, 4*time.Second)
-			e.Expire(t, conn)
+			zktest.Require(t, e.Expire(conn))
 			if ok, _, _ := other.Exists(env.Base() + "/lock"); ok {
 				t.Fatal("the expired session's ephemeral is still there")
 			}
