@@ -168,7 +168,7 @@ func (n nodeLeaker) Unlock() error {
 	if err := n.queueLock.Unlock(); err != nil {
 		return err
 	}
-	_, _ = n.conn.Create(n.dir+"-released-", nil, zk.FlagSequence, openACL)
+	_, _ = n.conn.Create(n.dir+"-released-", nil, zk.FlagSequence, zktest.OpenACL)
 	return nil
 }
 

@@ -180,18 +180,28 @@ func (inc *incarnation) kill() []*request {
 	return pending
 }
 
-// gatedConn is the zktest.Conn a client's locker uses: the fake's Conn with
-// every server call behind the harness's gate.
+// gatedConn is the zktest.Conn a client's locker uses: the fake's Conn
+// wrapped (zktest.Wrap) so that every request waits at the harness's gate.
 type gatedConn struct {
-	inc   *incarnation
-	conn  zktest.Conn
-	leash *leash // follows the calls that do not wait for the harness
+	zktest.Conn // conn, behind the gate
+	inc         *incarnation
+	conn        zktest.Conn // the fake's Conn itself
+	leash       *leash      // follows the calls that do not wait for the harness
 }
 
-var _ zktest.Conn = (*gatedConn)(nil)
+func newGatedConn(inc *incarnation, conn zktest.Conn, l *leash) *gatedConn {
+	g := &gatedConn{inc: inc, conn: conn, leash: l}
+	g.Conn = zktest.Wrap(conn, zktest.Hooks{Before: g.before, After: g.after, Events: g.forward, Local: g.local})
+	return g
+}
 
-func (g *gatedConn) call(method, path, detail string) *request {
-	r := &request{method: method, path: path, detail: detail}
+// before registers a request and waits until the harness grants it. A
+// locker has no business closing the session it was given, but if it does,
+// the close is a step like any call. CreateProtectedEphemeralSequential is
+// one step too, as it is one call, though the fake may send a listing
+// after a lost reply.
+func (g *gatedConn) before(req zktest.Request) any {
+	r := &request{method: req.Op, path: req.Path, detail: req.Detail}
 	if g.inc.wait(r) {
 		g.leash.gated()
 	} else {
@@ -203,149 +213,34 @@ func (g *gatedConn) call(method, path, detail string) *request {
 	return r
 }
 
-func (g *gatedConn) done(r *request, result string, err error, write bool) {
+// after records what a granted call returned.
+func (g *gatedConn) after(req zktest.Request, before any, reply zktest.Reply) {
 	if g.inc.isDead() {
-		g.leash.result(err)
+		g.leash.result(reply.Err)
 	}
-	g.inc.finish(r, result, err, write)
+	g.inc.finish(before.(*request), describeReply(req, reply), reply.Err, req.Write)
 }
 
-// Create implements zktest.Conn.
-func (g *gatedConn) Create(path string, data []byte, flags int32, acl []zk.ACL) (string, error) {
-	r := g.call("create", path, describeFlags(flags))
-	p, err := g.conn.Create(path, data, flags, acl)
-	g.done(r, p, err, true)
-	return p, err
-}
+// local lets SessionID, State and Server through: they read client-side
+// state only, so they are not gated. They say what the Conn says, also once
+// the process is dead (crashed, or the case is over): as go-zookeeper's, a
+// closed Conn keeps its last session id, and a locker's goroutines must end
+// on their own when their Conn is closed. The leash ends those that do not.
+func (g *gatedConn) local(method string) { g.leash.outside(method, g.inc.isDead()) }
 
-// CreateContainer implements zktest.Conn.
-func (g *gatedConn) CreateContainer(path string, data []byte, flags int32, acl []zk.ACL) (string, error) {
-	r := g.call("createContainer", path, describeFlags(flags))
-	p, err := g.conn.CreateContainer(path, data, flags, acl)
-	g.done(r, p, err, true)
-	return p, err
-}
-
-// CreateTTL implements zktest.Conn.
-func (g *gatedConn) CreateTTL(path string, data []byte, flags int32, acl []zk.ACL, ttl time.Duration) (string, error) {
-	r := g.call("createTTL", path, describeFlags(flags)+" ttl "+ttl.String())
-	p, err := g.conn.CreateTTL(path, data, flags, acl, ttl)
-	g.done(r, p, err, true)
-	return p, err
-}
-
-// CreateProtectedEphemeralSequential implements zktest.Conn. The fake's
-// version may send more than one request (a create, then a listing after a
-// lost reply); it is one step of the client all the same, as it is one call.
-func (g *gatedConn) CreateProtectedEphemeralSequential(path string, data []byte, acl []zk.ACL) (string, error) {
-	r := g.call("create", path, "protected ephemeral sequential")
-	p, err := g.conn.CreateProtectedEphemeralSequential(path, data, acl)
-	g.done(r, p, err, true)
-	return p, err
-}
-
-// Delete implements zktest.Conn.
-func (g *gatedConn) Delete(path string, version int32) error {
-	r := g.call("delete", path, describeVersion(version))
-	err := g.conn.Delete(path, version)
-	g.done(r, "", err, true)
-	return err
-}
-
-// Exists implements zktest.Conn.
-func (g *gatedConn) Exists(path string) (bool, *zk.Stat, error) {
-	r := g.call("exists", path, "")
-	ok, st, err := g.conn.Exists(path)
-	g.done(r, describeExists(ok, st), err, false)
-	return ok, st, err
-}
-
-// ExistsW implements zktest.Conn.
-func (g *gatedConn) ExistsW(path string) (bool, *zk.Stat, <-chan zk.Event, error) {
-	r := g.call("exists", path, "watch")
-	ok, st, ch, err := g.conn.ExistsW(path)
-	g.done(r, describeExists(ok, st), err, false)
-	return ok, st, g.forward(path, ch), err
-}
-
-// Get implements zktest.Conn.
-func (g *gatedConn) Get(path string) ([]byte, *zk.Stat, error) {
-	r := g.call("getData", path, "")
-	data, st, err := g.conn.Get(path)
-	g.done(r, describeStat(st), err, false)
-	return data, st, err
-}
-
-// GetW implements zktest.Conn.
-func (g *gatedConn) GetW(path string) ([]byte, *zk.Stat, <-chan zk.Event, error) {
-	r := g.call("getData", path, "watch")
-	data, st, ch, err := g.conn.GetW(path)
-	g.done(r, describeStat(st), err, false)
-	return data, st, g.forward(path, ch), err
-}
-
-// Set implements zktest.Conn.
-func (g *gatedConn) Set(path string, data []byte, version int32) (*zk.Stat, error) {
-	r := g.call("setData", path, describeVersion(version))
-	st, err := g.conn.Set(path, data, version)
-	g.done(r, describeStat(st), err, true)
-	return st, err
-}
-
-// Children implements zktest.Conn.
-func (g *gatedConn) Children(path string) ([]string, *zk.Stat, error) {
-	r := g.call("getChildren", path, "")
-	names, st, err := g.conn.Children(path)
-	g.done(r, describeChildren(names), err, false)
-	return names, st, err
-}
-
-// ChildrenW implements zktest.Conn.
-func (g *gatedConn) ChildrenW(path string) ([]string, *zk.Stat, <-chan zk.Event, error) {
-	r := g.call("getChildren", path, "watch")
-	names, st, ch, err := g.conn.ChildrenW(path)
-	g.done(r, describeChildren(names), err, false)
-	return names, st, g.forward(path, ch), err
-}
-
-// Multi implements zktest.Conn.
-func (g *gatedConn) Multi(ops ...interface{}) ([]zk.MultiResponse, error) {
-	r := g.call("multi", "", fmt.Sprintf("%d ops", len(ops)))
-	res, err := g.conn.Multi(ops...)
-	g.done(r, "", err, true)
-	return res, err
-}
-
-// Sync implements zktest.Conn.
-func (g *gatedConn) Sync(path string) (string, error) {
-	r := g.call("sync", path, "")
-	p, err := g.conn.Sync(path)
-	g.done(r, "", err, false)
-	return p, err
-}
-
-// GetACL implements zktest.Conn.
-func (g *gatedConn) GetACL(path string) ([]zk.ACL, *zk.Stat, error) {
-	r := g.call("getACL", path, "")
-	acl, st, err := g.conn.GetACL(path)
-	g.done(r, describeStat(st), err, false)
-	return acl, st, err
-}
-
-// SetACL implements zktest.Conn.
-func (g *gatedConn) SetACL(path string, acl []zk.ACL, version int32) (*zk.Stat, error) {
-	r := g.call("setACL", path, describeVersion(version))
-	st, err := g.conn.SetACL(path, acl, version)
-	g.done(r, describeStat(st), err, true)
-	return st, err
-}
-
-// AddAuth implements zktest.Conn.
-func (g *gatedConn) AddAuth(scheme string, auth []byte) error {
-	r := g.call("setAuth", "", scheme)
-	err := g.conn.AddAuth(scheme, auth)
-	g.done(r, "", err, false)
-	return err
+// describeReply renders what a call returned for the story.
+func describeReply(req zktest.Request, reply zktest.Reply) string {
+	switch req.Op {
+	case "create", "createContainer", "createTTL":
+		return reply.Path
+	case "exists":
+		return describeExists(reply.Exists, reply.Stat)
+	case "getData", "setData", "getACL", "setACL":
+		return describeStat(reply.Stat)
+	case "getChildren":
+		return describeChildren(reply.Children)
+	}
+	return ""
 }
 
 // forward hands a watch's event to the locker through a channel of the
@@ -355,11 +250,8 @@ func (g *gatedConn) AddAuth(scheme string, auth []byte) error {
 // send completes when the locker receives; then the event is noted with the
 // session it was delivered to and the instant it arrived, which is how the
 // server's log names the delivery.
-func (g *gatedConn) forward(path string, in <-chan zk.Event) <-chan zk.Event {
-	if in == nil {
-		return nil
-	}
-	inc := g.inc
+func (g *gatedConn) forward(req zktest.Request, in <-chan zk.Event) <-chan zk.Event {
+	inc, path := g.inc, req.Path
 	session := g.conn.SessionID()
 	// Watches are set in requests the harness grants one at a time, so
 	// their number is the same in every run: it orders two events of one
@@ -449,60 +341,6 @@ type delivery struct {
 	session int64
 	path    string
 	at      time.Time
-}
-
-// SessionID implements zktest.Conn. It reads client-side state only, so it
-// is not gated. It says what the Conn says, also once the process is dead
-// (crashed, or the case is over): as go-zookeeper's, a closed Conn keeps
-// its last session id, and a locker's goroutines must end on their own
-// when their Conn is closed. The leash ends those that do not.
-func (g *gatedConn) SessionID() int64 {
-	g.leash.outside("SessionID", g.inc.isDead())
-	return g.conn.SessionID()
-}
-
-// State implements zktest.Conn; not gated, as SessionID.
-func (g *gatedConn) State() zk.State {
-	g.leash.outside("State", g.inc.isDead())
-	return g.conn.State()
-}
-
-// Server implements zktest.Conn; not gated, as SessionID.
-func (g *gatedConn) Server() string {
-	g.leash.outside("Server", g.inc.isDead())
-	return g.conn.Server()
-}
-
-// Close implements zktest.Conn. A locker has no business closing the
-// session it was given, but if it does, the close is a step like any call.
-func (g *gatedConn) Close() {
-	r := g.call("close", "", "")
-	g.conn.Close()
-	g.done(r, "", nil, true)
-}
-
-func describeFlags(flags int32) string {
-	var parts []string
-	if flags&zk.FlagEphemeral != 0 {
-		parts = append(parts, "ephemeral")
-	}
-	if flags&zk.FlagSequence != 0 {
-		parts = append(parts, "sequential")
-	}
-	if flags&^(zk.FlagEphemeral|zk.FlagSequence) != 0 {
-		parts = append(parts, fmt.Sprintf("flags %d", flags))
-	}
-	if len(parts) == 0 {
-		return "persistent"
-	}
-	return strings.Join(parts, " ")
-}
-
-func describeVersion(version int32) string {
-	if version == -1 {
-		return ""
-	}
-	return fmt.Sprintf("version %d", version)
 }
 
 func describeExists(ok bool, st *zk.Stat) string {

@@ -22,7 +22,7 @@ type ctxIgnorer struct{ *queueLock }
 
 func (l ctxIgnorer) Lock(context.Context) error {
 	for {
-		if _, err := l.conn.Create(l.dir+"/missing/lock", nil, zk.FlagEphemeral, openACL); err == nil {
+		if _, err := l.conn.Create(l.dir+"/missing/lock", nil, zk.FlagEphemeral, zktest.OpenACL); err == nil {
 			return nil
 		}
 	}

@@ -507,7 +507,7 @@ func (h *harness) spawn(s *slot) {
 		fencing:        h.fencing,
 		partitionFault: -1,
 	}
-	inc.gated = &gatedConn{inc: inc, conn: conn, leash: newLeash(h.end)}
+	inc.gated = newGatedConn(inc, conn, newLeash(h.end))
 	s.inc = inc
 	s.phase, s.inCS, s.polls, s.lastOK = phaseIdle, false, 0, false
 	h.incs = append(h.incs, inc)

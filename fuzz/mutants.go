@@ -119,8 +119,6 @@ const (
 	closedRetryTime = 15 * time.Second
 )
 
-var openACL = zk.WorldACL(zk.PermAll)
-
 // queueLock is the ZooKeeper lock recipe as a careful person writes it
 // in an afternoon: a protected ephemeral sequential node, a listing
 // ordered by sequence number, a data watch on the node just ahead, a new
@@ -208,7 +206,7 @@ func (l *queueLock) enqueue(ctx context.Context) error {
 		prefix = l.dir + "/lock-"
 	}
 	for tries := 0; ; tries++ {
-		node, err := l.conn.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, openACL)
+		node, err := l.conn.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, zktest.OpenACL)
 		if l.v != retryClosed && closedConn(l.conn, err) {
 			return zk.ErrClosing
 		}
@@ -634,7 +632,7 @@ func (l *nodeLock) Lock(ctx context.Context) error {
 				continue
 			}
 		}
-		_, err := l.conn.Create(node, nil, l.flags, openACL)
+		_, err := l.conn.Create(node, nil, l.flags, zktest.OpenACL)
 		switch {
 		case closedConn(l.conn, err):
 			return zk.ErrClosing
@@ -736,7 +734,7 @@ func makeDir(ctx context.Context, conn zktest.Conn, dir string) error {
 		}
 		p := dir[:i]
 		err := retryOpen(ctx, conn, func() error {
-			_, err := conn.Create(p, nil, 0, openACL)
+			_, err := conn.Create(p, nil, 0, zktest.OpenACL)
 			return err
 		})
 		if err != nil && !errors.Is(err, zk.ErrNodeExists) {

@@ -21,47 +21,40 @@ import (
 // target: the fake (in a synctest bubble, where every sleep is virtual) and a
 // real ensemble.
 
-type mutexScenario struct {
-	name string
-	body func(t *testing.T, env zktest.Env)
-}
-
-var mutexScenarios = []mutexScenario{
-	{"Exclusion/2", func(t *testing.T, env zktest.Env) { testExclusion(t, env, 2, 20) }},
-	{"Exclusion/10", func(t *testing.T, env zktest.Env) { testExclusion(t, env, 10, 5) }},
-	{"Exclusion/100", func(t *testing.T, env zktest.Env) { testExclusion(t, env, 100, 2) }},
-	{"FirstComeFirstServed", testFirstComeFirstServed},
-	{"CancelWhileWaiting", testCancelWhileWaiting},
-	{"DeadlineWhileWaiting", testDeadlineWhileWaiting},
-	{"WaiterCrashes", testWaiterCrashes},
-	{"WaiterSessionExpires", testWaiterSessionExpires},
-	{"HolderSessionExpires", testHolderSessionExpires},
-	{"NodeDeletedWhileHeld", testNodeDeletedWhileHeld},
-	{"Reentrancy", testReentrancy},
-	{"TryLock", testTryLock},
-	{"OneWakeupPerRelease", testOneWakeupPerRelease},
-	{"ForeignAndKazooNodes", testForeignAndKazooNodes},
-	{"InteropZkLock", testInteropZkLock},
-	{"ParentsAndBadInput", testParentsAndBadInput},
-	{"SuspendedDuringPartition", testSuspendedDuringPartition},
-	{"FailedUnlockIsNoHold", testFailedUnlockIsNoHold},
-	{"FailedUnlockFinishedByLock", testFailedUnlockFinishedByLock},
-	{"ListenerHearsOneChangeAtATime", testListenerHearsOneChangeAtATime},
-	{"CloseAfterFailedUnlock", testCloseAfterFailedUnlock},
-	{"ClosedConnFailsPromptly", testClosedConnFailsPromptly},
-	{"FencingTokensGrow", testFencingTokensGrow},
-	{"GhostOfAnotherSessionNotAdopted", testGhostOfAnotherSessionNotAdopted},
-	{"LateCreateStrayRemoved", testLateCreateStrayRemoved},
-	{"ListedAfterSessionChange", testListedAfterSessionChange},
-	{"ConnClosedWhileHeld", testConnClosedWhileHeld},
-	{"CancelledBeforeLock", testCancelledBeforeLock},
-	{"ErrorAfterCreateCleansUp", testErrorAfterCreateCleansUp},
+var mutexScenarios = []zktest.Scenario{
+	{Name: "Exclusion/2", Body: func(t *testing.T, env zktest.Env) { testExclusion(t, env, 2, 20) }},
+	{Name: "Exclusion/10", Body: func(t *testing.T, env zktest.Env) { testExclusion(t, env, 10, 5) }},
+	{Name: "Exclusion/100", Body: func(t *testing.T, env zktest.Env) { testExclusion(t, env, 100, 2) }},
+	{Name: "FirstComeFirstServed", Body: testFirstComeFirstServed},
+	{Name: "CancelWhileWaiting", Body: testCancelWhileWaiting},
+	{Name: "DeadlineWhileWaiting", Body: testDeadlineWhileWaiting},
+	{Name: "WaiterCrashes", Body: testWaiterCrashes},
+	{Name: "WaiterSessionExpires", Body: testWaiterSessionExpires},
+	{Name: "HolderSessionExpires", Body: testHolderSessionExpires},
+	{Name: "NodeDeletedWhileHeld", Body: testNodeDeletedWhileHeld},
+	{Name: "Reentrancy", Body: testReentrancy},
+	{Name: "TryLock", Body: testTryLock},
+	{Name: "OneWakeupPerRelease", Body: testOneWakeupPerRelease},
+	{Name: "ForeignAndKazooNodes", Body: testForeignAndKazooNodes},
+	{Name: "InteropZkLock", Body: testInteropZkLock},
+	{Name: "ParentsAndBadInput", Body: testParentsAndBadInput},
+	{Name: "SuspendedDuringPartition", Body: testSuspendedDuringPartition},
+	{Name: "FailedUnlockIsNoHold", Body: testFailedUnlockIsNoHold},
+	{Name: "FailedUnlockFinishedByLock", Body: testFailedUnlockFinishedByLock},
+	{Name: "ListenerHearsOneChangeAtATime", Body: testListenerHearsOneChangeAtATime},
+	{Name: "CloseAfterFailedUnlock", Body: testCloseAfterFailedUnlock},
+	{Name: "ClosedConnFailsPromptly", Body: testClosedConnFailsPromptly},
+	{Name: "FencingTokensGrow", Body: testFencingTokensGrow},
+	{Name: "GhostOfAnotherSessionNotAdopted", Body: testGhostOfAnotherSessionNotAdopted},
+	{Name: "LateCreateStrayRemoved", Body: testLateCreateStrayRemoved},
+	{Name: "ListedAfterSessionChange", Body: testListedAfterSessionChange},
+	{Name: "ConnClosedWhileHeld", Body: testConnClosedWhileHeld},
+	{Name: "CancelledBeforeLock", Body: testCancelledBeforeLock},
+	{Name: "ErrorAfterCreateCleansUp", Body: testErrorAfterCreateCleansUp},
 }
 
 func runMutexScenarios(t *testing.T, target zktest.Target) {
-	for _, s := range mutexScenarios {
-		target.Run(t, s.name, s.body)
-	}
+	zktest.RunScenarios(t, target, mutexScenarios)
 }
 
 const sessionTimeout = 4 * time.Second

@@ -139,8 +139,6 @@ func (w *workload) learn(in linearizability.ZnodeInput, out linearizability.Znod
 	}
 }
 
-var openACL = zk.WorldACL(zk.PermAll)
-
 // perform runs in on conn and returns what it answered. Out.Err is nil,
 // ZooKeeper's answer, or the error that left the outcome unknown.
 func perform(conn zktest.Conn, in linearizability.ZnodeInput) linearizability.ZnodeOutput {
@@ -148,7 +146,7 @@ func perform(conn zktest.Conn, in linearizability.ZnodeInput) linearizability.Zn
 	var stat *zk.Stat
 	switch in.Op {
 	case linearizability.Create:
-		out.Path, out.Err = conn.Create(in.Path, []byte(in.Data), in.Flags, openACL)
+		out.Path, out.Err = conn.Create(in.Path, []byte(in.Data), in.Flags, zktest.OpenACL)
 	case linearizability.Delete:
 		out.Err = conn.Delete(in.Path, in.Version)
 	case linearizability.Set:

@@ -13,7 +13,7 @@ import (
 // create: what a lock waiter does to park on its predecessor (the GetW on
 // its own node arms the watch behind Mutex.Lost).
 func countRequests(conn zktest.Conn, ops *atomic.Int64, onPark func()) *zktest.CountingConn {
-	c := &zktest.CountingConn{Conn: conn, Requests: ops}
+	c := zktest.CountRequests(conn, ops)
 	if onPark == nil {
 		return c
 	}

@@ -44,7 +44,7 @@ func ZnodeMemory(b *testing.B, t *Target, znodes int) {
 		// each build starts from the same heap; the last one is left to the
 		// server's Close.
 		if previous != "" {
-			if err := deleteTree(conn, previous); err != nil {
+			if err := zktest.DeleteTree(conn, previous); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -82,12 +82,12 @@ func buildTree(conn zktest.Conn, dir string, znodes int) (int, error) {
 	for i := range znodes {
 		if i%memoryFanout == 0 {
 			parent = dir + "/d" + strconv.Itoa(i/memoryFanout)
-			if _, err := conn.Create(parent, nil, zk.FlagPersistent, openACL); err != nil {
+			if _, err := conn.Create(parent, nil, zk.FlagPersistent, zktest.OpenACL); err != nil {
 				return made, err
 			}
 			made++
 		}
-		if _, err := conn.Create(parent+"/n"+strconv.Itoa(i%memoryFanout), nil, zk.FlagPersistent, openACL); err != nil {
+		if _, err := conn.Create(parent+"/n"+strconv.Itoa(i%memoryFanout), nil, zk.FlagPersistent, zktest.OpenACL); err != nil {
 			return made, err
 		}
 		made++

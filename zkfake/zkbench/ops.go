@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zksim/zksim/zkfake/zktest"
 )
 
 // payload is the data every workload writes: 32 bytes, a typical small
@@ -44,13 +45,13 @@ func Create(b *testing.B, t *Target) {
 	for b.Loop() {
 		if next == len(paths) {
 			b.StopTimer()
-			if err := deleteAll(conn, paths); err != nil {
+			if err := zktest.DeleteAll(conn, paths); err != nil {
 				b.Fatal(err)
 			}
 			next = 0
 			b.StartTimer()
 		}
-		got, err := conn.Create(paths[next], payload, zk.FlagPersistent, openACL)
+		got, err := conn.Create(paths[next], payload, zk.FlagPersistent, zktest.OpenACL)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -93,7 +94,7 @@ func CreateDelete(b *testing.B, t *Target) {
 	conn := t.Connect(b)
 	path := t.Base() + "/create-delete"
 	for b.Loop() {
-		if _, err := conn.Create(path, payload, zk.FlagPersistent, openACL); err != nil {
+		if _, err := conn.Create(path, payload, zk.FlagPersistent, zktest.OpenACL); err != nil {
 			b.Fatal(err)
 		}
 		if err := conn.Delete(path, -1); err != nil {
@@ -106,7 +107,7 @@ func CreateDelete(b *testing.B, t *Target) {
 func Get(b *testing.B, t *Target) {
 	conn := t.Connect(b)
 	path := t.Base() + "/get"
-	if _, err := conn.Create(path, payload, zk.FlagPersistent, openACL); err != nil {
+	if _, err := conn.Create(path, payload, zk.FlagPersistent, zktest.OpenACL); err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {
@@ -124,7 +125,7 @@ func Get(b *testing.B, t *Target) {
 func Set(b *testing.B, t *Target) {
 	conn := t.Connect(b)
 	path := t.Base() + "/set"
-	if _, err := conn.Create(path, payload, zk.FlagPersistent, openACL); err != nil {
+	if _, err := conn.Create(path, payload, zk.FlagPersistent, zktest.OpenACL); err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {
@@ -159,7 +160,7 @@ func Children(b *testing.B, t *Target) {
 func Multi(b *testing.B, t *Target) {
 	conn := t.Connect(b)
 	path := t.Base() + "/multi"
-	if _, err := conn.Create(path, payload, zk.FlagPersistent, openACL); err != nil {
+	if _, err := conn.Create(path, payload, zk.FlagPersistent, zktest.OpenACL); err != nil {
 		b.Fatal(err)
 	}
 	check := &zk.CheckVersionRequest{Path: path}

@@ -30,8 +30,6 @@ const sessionTimeout = 10 * time.Second
 // on loopback it takes milliseconds.
 const sessionWait = 15 * time.Second
 
-var openACL = zk.WorldACL(zk.PermAll)
-
 // Target is where a workload runs: the fake or a real ensemble. It opens
 // sessions, owns a fresh persistent directory for the workload, and counts
 // the watch events delivered to its sessions.
@@ -72,7 +70,7 @@ func Real(tb testing.TB) *Target {
 	// Registered after the admin session's Close, so it runs before it:
 	// cleanups run last-registered first.
 	tb.Cleanup(func() {
-		if err := deleteTree(admin, t.base); err != nil {
+		if err := zktest.DeleteTree(admin, t.base); err != nil {
 			tb.Errorf("removing %s: %v", t.base, err)
 		}
 		// The shared root goes too once no other run uses it.
@@ -171,11 +169,11 @@ func (quietLogger) Printf(string, ...any) {}
 // makeBase creates RootPath (if missing) and a fresh directory under it.
 func makeBase(tb testing.TB, conn zktest.Conn, name string) string {
 	tb.Helper()
-	if _, err := conn.Create(RootPath, nil, 0, openACL); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+	if _, err := conn.Create(RootPath, nil, 0, zktest.OpenACL); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 		tb.Fatalf("creating %s: %v", RootPath, err)
 	}
 	base := fmt.Sprintf("%s/%s-%d-%08x", RootPath, name, os.Getpid(), rand.Uint32())
-	if _, err := conn.Create(base, nil, 0, openACL); err != nil {
+	if _, err := conn.Create(base, nil, 0, zktest.OpenACL); err != nil {
 		tb.Fatalf("creating %s: %v", base, err)
 	}
 	return base
@@ -184,7 +182,7 @@ func makeBase(tb testing.TB, conn zktest.Conn, name string) string {
 // mkdir creates a persistent directory and returns its path.
 func mkdir(tb testing.TB, conn zktest.Conn, path string) string {
 	tb.Helper()
-	if _, err := conn.Create(path, nil, 0, openACL); err != nil {
+	if _, err := conn.Create(path, nil, 0, zktest.OpenACL); err != nil {
 		tb.Fatalf("creating %s: %v", path, err)
 	}
 	return path
@@ -202,66 +200,10 @@ func createAll(conn zktest.Conn, paths []string, data []byte) error {
 		end := min(start+multiBatch, len(paths))
 		ops := make([]any, 0, end-start)
 		for _, p := range paths[start:end] {
-			ops = append(ops, &zk.CreateRequest{Path: p, Data: data, Acl: openACL})
+			ops = append(ops, &zk.CreateRequest{Path: p, Data: data, Acl: zktest.OpenACL})
 		}
 		if _, err := conn.Multi(ops...); err != nil {
 			return fmt.Errorf("creating %d nodes from %s: %w", len(ops), paths[start], err)
-		}
-	}
-	return nil
-}
-
-// deleteAll deletes the given childless nodes, multiBatch to a Multi.
-func deleteAll(conn zktest.Conn, paths []string) error {
-	for start := 0; start < len(paths); start += multiBatch {
-		end := min(start+multiBatch, len(paths))
-		ops := make([]any, 0, end-start)
-		for _, p := range paths[start:end] {
-			ops = append(ops, &zk.DeleteRequest{Path: p, Version: -1})
-		}
-		if _, err := conn.Multi(ops...); err != nil {
-			return fmt.Errorf("deleting %d nodes from %s: %w", len(ops), paths[start], err)
-		}
-	}
-	return nil
-}
-
-// deleteTree deletes path and everything under it, deepest first. A node
-// that is already gone (an ephemeral whose session just closed) is fine.
-func deleteTree(conn zktest.Conn, path string) error {
-	// Post-order: every node is listed after all of its descendants.
-	var all []string
-	var walk func(p string) error
-	walk = func(p string) error {
-		children, _, err := conn.Children(p)
-		if errors.Is(err, zk.ErrNoNode) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("listing %s: %w", p, err)
-		}
-		for _, c := range children {
-			if err := walk(p + "/" + c); err != nil {
-				return err
-			}
-		}
-		all = append(all, p)
-		return nil
-	}
-	if err := walk(path); err != nil {
-		return err
-	}
-	for start := 0; start < len(all); start += multiBatch {
-		batch := all[start:min(start+multiBatch, len(all))]
-		if err := deleteAll(conn, batch); err == nil {
-			continue
-		}
-		// A node of the batch went meanwhile (or an ephemeral's session is
-		// only now closing): one by one, tolerating the missing ones.
-		for _, p := range batch {
-			if err := conn.Delete(p, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
-				return fmt.Errorf("deleting %s: %w", p, err)
-			}
 		}
 	}
 	return nil

@@ -10,8 +10,10 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// openACL is the ACL most scenarios create nodes with.
-var openACL = zk.WorldACL(zk.PermAll)
+// OpenACL is the ACL that lets anyone do anything (world:anyone, every
+// permission), as zk.WorldACL(zk.PermAll) makes it: what the suite, the
+// harnesses and the benchmarks create their nodes with. Do not modify it.
+var OpenACL = zk.WorldACL(zk.PermAll)
 
 // eventWait bounds every wait for an event that must come. On the fake the
 // clock is virtual, so the bound costs nothing there.
@@ -29,7 +31,7 @@ func quietPeriod(env Env) time.Duration {
 
 func create(t testing.TB, c Conn, path string, data []byte, flags int32) string {
 	t.Helper()
-	got, err := c.Create(path, data, flags, openACL)
+	got, err := c.Create(path, data, flags, OpenACL)
 	if err != nil {
 		t.Fatalf("Create(%q, flags=%d) = %v", path, flags, err)
 	}
@@ -204,36 +206,4 @@ func waitState(t testing.TB, what string, ch <-chan zk.Event, state zk.State) []
 // SyncConnected state, no error, no server name.
 func watchEvent(typ zk.EventType, path string) zk.Event {
 	return zk.Event{Type: typ, State: zk.StateSyncConnected, Path: path}
-}
-
-// DeleteTree deletes path and everything under it, and is content if path
-// does not exist: the clean-up after a scenario or a benchmark on a real
-// ensemble. Children can appear
-// while it works (a session closing late, a sequential create in flight), so
-// a parent that is not empty yet is listed again.
-func DeleteTree(conn Conn, path string) error {
-	for attempt := 0; attempt < 10; attempt++ {
-		children, _, err := conn.Children(path)
-		if errors.Is(err, zk.ErrNoNode) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("listing %s: %w", path, err)
-		}
-		for _, child := range children {
-			if err := DeleteTree(conn, path+"/"+child); err != nil {
-				return err
-			}
-		}
-		err = conn.Delete(path, -1)
-		switch {
-		case err == nil, errors.Is(err, zk.ErrNoNode):
-			return nil
-		case errors.Is(err, zk.ErrNotEmpty):
-			continue
-		default:
-			return fmt.Errorf("deleting %s: %w", path, err)
-		}
-	}
-	return fmt.Errorf("deleting %s: it keeps getting new children", path)
 }

@@ -149,10 +149,10 @@ func aclParentPermissions(t *testing.T, env Env) {
 	child := create(t, c, p+"/child", nil, 0)
 	_, err := c.SetACL(p, zk.WorldACL(zk.PermAll&^(zk.PermCreate|zk.PermDelete)), -1)
 	wantErr(t, "SetACL", err, nil)
-	_, err = c.Create(p+"/new", nil, 0, openACL)
+	_, err = c.Create(p+"/new", nil, 0, OpenACL)
 	wantErr(t, "Create without CREATE on the parent", err, zk.ErrNoAuth)
 	// ZooKeeper 3.8: the parent's CREATE permission is checked before NodeExists.
-	_, err = c.Create(child, nil, 0, openACL)
+	_, err = c.Create(child, nil, 0, OpenACL)
 	wantErr(t, "Create of an existing child without CREATE", err, zk.ErrNoAuth)
 	wantErr(t, "Delete without DELETE on the parent", c.Delete(child, -1), zk.ErrNoAuth)
 	// ZooKeeper 3.8: the parent's DELETE permission is checked before the node is looked up.
@@ -193,7 +193,7 @@ func aclNodePermissions(t *testing.T, env Env) {
 	wantEqual(t, "Exists", ok, true)
 	_, err = c.Set(writeOnly, []byte("w"), -1)
 	wantErr(t, "Set with WRITE", err, nil)
-	_, err = c.SetACL(writeOnly, openACL, -1)
+	_, err = c.SetACL(writeOnly, OpenACL, -1)
 	wantErr(t, "SetACL without ADMIN", err, zk.ErrNoAuth)
 	_, err = c.Multi(&zk.CheckVersionRequest{Path: writeOnly, Version: 1})
 	// ZooKeeper 3.8: a multi's check op needs READ.
@@ -214,7 +214,7 @@ func aclNodePermissions(t *testing.T, env Env) {
 	acl, _, err := c.GetACL(adminOnly)
 	wantErr(t, "GetACL with ADMIN", err, nil)
 	wantEqual(t, "GetACL", acl, zk.WorldACL(zk.PermAdmin))
-	st, err := c.SetACL(adminOnly, openACL, 1)
+	st, err := c.SetACL(adminOnly, OpenACL, 1)
 	wantErr(t, "SetACL with ADMIN", err, nil)
 	wantEqual(t, "Aversion", st.Aversion, int32(2))
 }

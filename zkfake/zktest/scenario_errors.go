@@ -71,20 +71,20 @@ func errorsMissingNode(t *testing.T, env Env) {
 	wantEqual(t, "GetACL", acl, []zk.ACL(nil))
 	wantStat(t, "GetACL stat", st, zk.Stat{})
 
-	st, err = c.SetACL(missing, openACL, -1)
+	st, err = c.SetACL(missing, OpenACL, -1)
 	wantErr(t, "SetACL", err, zk.ErrNoNode)
 	wantStat(t, "SetACL stat", st, zk.Stat{})
 
-	path, err := c.Create(missing+"/child", nil, 0, openACL)
+	path, err := c.Create(missing+"/child", nil, 0, OpenACL)
 	wantErr(t, "Create under a missing parent", err, zk.ErrNoNode)
 	wantEqual(t, "Create path", path, "")
-	path, err = c.Create(missing+"/child-", nil, zk.FlagEphemeralSequential, openACL)
+	path, err = c.Create(missing+"/child-", nil, zk.FlagEphemeralSequential, OpenACL)
 	wantErr(t, "sequential Create under a missing parent", err, zk.ErrNoNode)
 	wantEqual(t, "Create path", path, "")
-	path, err = c.CreateContainer(missing+"/child", nil, zk.FlagContainer, openACL)
+	path, err = c.CreateContainer(missing+"/child", nil, zk.FlagContainer, OpenACL)
 	wantErr(t, "CreateContainer under a missing parent", err, zk.ErrNoNode)
 	wantEqual(t, "CreateContainer path", path, "")
-	path, err = c.CreateTTL(missing+"/child", nil, zk.FlagTTL, openACL, time.Minute)
+	path, err = c.CreateTTL(missing+"/child", nil, zk.FlagTTL, OpenACL, time.Minute)
 	wantErr(t, "CreateTTL under a missing parent", err, zk.ErrNoNode)
 	wantEqual(t, "CreateTTL path", path, "")
 }
@@ -94,17 +94,17 @@ func errorsNodeExists(t *testing.T, env Env) {
 	p := create(t, c, env.Base()+"/n", []byte("orig"), 0)
 	before := stat(t, c, p)
 	for _, flags := range []int32{zk.FlagPersistent, zk.FlagEphemeral} {
-		got, err := c.Create(p, []byte("new"), flags, openACL)
+		got, err := c.Create(p, []byte("new"), flags, OpenACL)
 		wantErr(t, fmt.Sprintf("Create flags=%d of an existing node", flags), err, zk.ErrNodeExists)
 		wantEqual(t, "Create path", got, "")
 	}
-	got, err := c.CreateContainer(p, nil, zk.FlagContainer, openACL)
+	got, err := c.CreateContainer(p, nil, zk.FlagContainer, OpenACL)
 	wantErr(t, "CreateContainer of an existing node", err, zk.ErrNodeExists)
 	wantEqual(t, "CreateContainer path", got, "")
-	got, err = c.CreateTTL(p, nil, zk.FlagTTL, openACL, time.Minute)
+	got, err = c.CreateTTL(p, nil, zk.FlagTTL, OpenACL, time.Minute)
 	wantErr(t, "CreateTTL of an existing node", err, zk.ErrNodeExists)
 	wantEqual(t, "CreateTTL path", got, "")
-	got, err = c.Create(env.Base(), nil, 0, openACL)
+	got, err = c.Create(env.Base(), nil, 0, OpenACL)
 	wantErr(t, "Create of the base", err, zk.ErrNodeExists)
 	after := stat(t, c, p)
 	wantStat(t, "stat after failed creates", &after, before)
@@ -122,7 +122,7 @@ func errorsBadVersion(t *testing.T, env Env) {
 		wantErr(t, fmt.Sprintf("Set version %d on version 1", v), err, zk.ErrBadVersion)
 		wantStat(t, "Set stat on error", st, zk.Stat{})
 		wantErr(t, fmt.Sprintf("Delete version %d on version 1", v), c.Delete(p, v), zk.ErrBadVersion)
-		st, err = c.SetACL(p, openACL, v+3)
+		st, err = c.SetACL(p, OpenACL, v+3)
 		wantErr(t, fmt.Sprintf("SetACL version %d on Aversion 0", v+3), err, zk.ErrBadVersion)
 		wantStat(t, "SetACL stat on error", st, zk.Stat{})
 	}
@@ -147,13 +147,13 @@ func errorsNoChildrenForEphemerals(t *testing.T, env Env) {
 	other, _ := env.Connect(t, 4*time.Second)
 	eph := create(t, c, env.Base()+"/e", nil, zk.FlagEphemeral)
 	for _, flags := range []int32{zk.FlagPersistent, zk.FlagEphemeral, zk.FlagSequence, zk.FlagEphemeralSequential} {
-		got, err := c.Create(eph+"/child", nil, flags, openACL)
+		got, err := c.Create(eph+"/child", nil, flags, OpenACL)
 		wantErr(t, fmt.Sprintf("Create flags=%d under an ephemeral", flags), err, zk.ErrNoChildrenForEphemerals)
 		wantEqual(t, "Create path", got, "")
 	}
-	_, err := other.Create(eph+"/child", nil, 0, openACL)
+	_, err := other.Create(eph+"/child", nil, 0, OpenACL)
 	wantErr(t, "Create under another session's ephemeral", err, zk.ErrNoChildrenForEphemerals)
-	_, err = c.CreateContainer(eph+"/child", nil, zk.FlagContainer, openACL)
+	_, err = c.CreateContainer(eph+"/child", nil, zk.FlagContainer, OpenACL)
 	wantErr(t, "CreateContainer under an ephemeral", err, zk.ErrNoChildrenForEphemerals)
 }
 
@@ -167,7 +167,7 @@ func errorsInvalidPath(t *testing.T, env Env) {
 	}
 	for _, p := range invalid {
 		what := fmt.Sprintf("path %q", p)
-		_, err := c.Create(p, nil, 0, openACL)
+		_, err := c.Create(p, nil, 0, OpenACL)
 		wantErr(t, "Create "+what, err, zk.ErrInvalidPath)
 		_, _, err = c.Get(p)
 		wantErr(t, "Get "+what, err, zk.ErrInvalidPath)
@@ -191,33 +191,33 @@ func errorsInvalidPath(t *testing.T, env Env) {
 		create(t, c, base+"/"+name, nil, 0)
 	}
 	// A sequential create may end in "/" but not contain "//".
-	_, err := c.Create(base+"//", nil, zk.FlagSequence, openACL)
+	_, err := c.Create(base+"//", nil, zk.FlagSequence, OpenACL)
 	wantErr(t, "sequential Create of //", err, zk.ErrInvalidPath)
 }
 
 func errorsInvalidFlags(t *testing.T, env Env) {
 	c, _ := env.Connect(t, 4*time.Second)
 	p := env.Base() + "/n"
-	_, err := c.Create(p, nil, zk.FlagTTL, openACL)
+	_, err := c.Create(p, nil, zk.FlagTTL, OpenACL)
 	wantErrIs(t, "Create with FlagTTL", err, zk.ErrInvalidFlags)
 	wantErrText(t, "Create with FlagTTL", err, "Create with TTL flag disallowed: zk: invalid flags specified")
-	_, err = c.Create(p, nil, zk.FlagPersistentSequentialWithTTL, openACL)
+	_, err = c.Create(p, nil, zk.FlagPersistentSequentialWithTTL, OpenACL)
 	wantErrIs(t, "Create with FlagPersistentSequentialWithTTL", err, zk.ErrInvalidFlags)
-	_, err = c.Create(p, nil, 7, openACL)
+	_, err = c.Create(p, nil, 7, OpenACL)
 	wantErrText(t, "Create with flags 7", err, "invalid flag value: [7]")
-	_, err = c.Create(p, nil, -1, openACL)
+	_, err = c.Create(p, nil, -1, OpenACL)
 	wantErrText(t, "Create with flags -1", err, "invalid flag value: [-1]")
-	_, err = c.CreateTTL(p, nil, zk.FlagEphemeral, openACL, time.Minute)
+	_, err = c.CreateTTL(p, nil, zk.FlagEphemeral, OpenACL, time.Minute)
 	wantErrIs(t, "CreateTTL with FlagEphemeral", err, zk.ErrInvalidFlags)
 	wantErrText(t, "CreateTTL with FlagEphemeral", err, "CreateTTL requires TTL flag: zk: invalid flags specified")
-	_, err = c.CreateContainer(p, nil, zk.FlagPersistent, openACL)
+	_, err = c.CreateContainer(p, nil, zk.FlagPersistent, OpenACL)
 	wantErrIs(t, "CreateContainer with FlagPersistent", err, zk.ErrInvalidFlags)
 	wantErrText(t, "CreateContainer with FlagPersistent", err, "CreateContainer requires container flag: zk: invalid flags specified")
 	if ok, _, _ := c.Exists(p); ok {
 		t.Fatalf("a create rejected for its flags left %s behind", p)
 	}
 	// go-zookeeper passes FlagContainer through plain Create; the server accepts it.
-	got, err := c.Create(p, nil, zk.FlagContainer, openACL)
+	got, err := c.Create(p, nil, zk.FlagContainer, OpenACL)
 	wantErr(t, "Create with FlagContainer", err, nil)
 	wantEqual(t, "Create path", got, p)
 }
@@ -226,15 +226,15 @@ func errorsBadTTL(t *testing.T, env Env) {
 	c, _ := env.Connect(t, 4*time.Second)
 	p := env.Base() + "/ttl"
 	for _, ttl := range []time.Duration{0, -time.Second, time.Microsecond, (1 << 40) * time.Millisecond} {
-		got, err := c.CreateTTL(p, nil, zk.FlagTTL, openACL, ttl)
+		got, err := c.CreateTTL(p, nil, zk.FlagTTL, OpenACL, ttl)
 		// ZooKeeper 3.8: a TTL must be 1..0xFFFFFFFFFF milliseconds (go-zookeeper sends whole milliseconds).
 		wantErr(t, fmt.Sprintf("CreateTTL ttl=%v", ttl), err, zk.ErrBadArguments)
 		wantEqual(t, "CreateTTL path", got, "")
 	}
-	got, err := c.CreateTTL(p, nil, zk.FlagTTL, openACL, (1<<40-1)*time.Millisecond)
+	got, err := c.CreateTTL(p, nil, zk.FlagTTL, OpenACL, (1<<40-1)*time.Millisecond)
 	wantErr(t, "CreateTTL with the largest TTL", err, nil)
 	wantEqual(t, "CreateTTL path", got, p)
-	got, err = c.CreateTTL(p+"2", nil, zk.FlagTTL, openACL, time.Millisecond)
+	got, err = c.CreateTTL(p+"2", nil, zk.FlagTTL, OpenACL, time.Millisecond)
 	wantErr(t, "CreateTTL with a 1ms TTL", err, nil)
 	wantEqual(t, "CreateTTL path", got, p+"2")
 }
@@ -247,17 +247,17 @@ func errorsSpecialNodes(t *testing.T, env Env) {
 		wantErr(t, "Delete "+p+" with a wrong version", c.Delete(p, 12345), zk.ErrBadArguments)
 	}
 	for _, p := range []string{"/", "/zookeeper"} {
-		_, err := c.Create(p, nil, 0, openACL)
+		_, err := c.Create(p, nil, 0, OpenACL)
 		wantErr(t, "Create "+p, err, zk.ErrNodeExists)
 	}
 	// ZooKeeper 3.8: /zookeeper/config is READ-only for everyone.
 	_, err := c.Set("/zookeeper/config", []byte("x"), -1)
 	wantErr(t, "Set /zookeeper/config", err, zk.ErrNoAuth)
-	_, err = c.Create("/zookeeper/config/x", nil, 0, openACL)
+	_, err = c.Create("/zookeeper/config/x", nil, 0, OpenACL)
 	wantErr(t, "Create under /zookeeper/config", err, zk.ErrNoAuth)
 	// ZooKeeper 3.8: other writes under /zookeeper are not forbidden.
 	p := fmt.Sprintf("/zookeeper/zktest-%d", stat(t, c, env.Base()).Czxid)
-	got, err := c.Create(p, []byte("x"), zk.FlagEphemeral, openACL)
+	got, err := c.Create(p, []byte("x"), zk.FlagEphemeral, OpenACL)
 	wantErr(t, "Create "+p, err, nil)
 	wantEqual(t, "Create path", got, p)
 	wantErr(t, "Delete "+p, c.Delete(p, -1), nil)
@@ -270,7 +270,7 @@ func errorsOversizeRequest(t *testing.T, env Env) {
 	// A create's request frame is 47 bytes plus path and data (world:anyone
 	// ACL); ZooKeeper 3.8 drops a connection whose frame exceeds 1048575.
 	limit := 1048575 - 47 - len(p)
-	got, err := c.Create(p, make([]byte, limit+1), 0, openACL)
+	got, err := c.Create(p, make([]byte, limit+1), 0, OpenACL)
 	// ZooKeeper 3.8: the server closes the connection; go-zookeeper reports ErrConnectionClosed.
 	wantErr(t, "Create one byte over jute.maxbuffer", err, zk.ErrConnectionClosed)
 	wantEqual(t, "Create path", got, "")
@@ -280,7 +280,7 @@ func errorsOversizeRequest(t *testing.T, env Env) {
 	if ok, _, _ := c.Exists(p); ok {
 		t.Fatalf("the oversize create left %s behind", p)
 	}
-	got, err = c.Create(p, make([]byte, limit), 0, openACL)
+	got, err = c.Create(p, make([]byte, limit), 0, OpenACL)
 	wantErr(t, "Create exactly at jute.maxbuffer", err, nil)
 	wantEqual(t, "Create path", got, p)
 	wantEqual(t, "DataLength", stat(t, c, p).DataLength, int32(limit))

@@ -87,7 +87,7 @@ func membersLostReplyReconnect(t *testing.T, env Env) {
 
 	drain(events)
 	Require(t, l.LoseNextReply(conn))
-	_, err := conn.Create(dir+"/ghost", nil, 0, openACL)
+	_, err := conn.Create(dir+"/ghost", nil, 0, OpenACL)
 	wantErr(t, "Create whose reply is lost", err, zk.ErrConnectionClosed)
 	for _, ev := range waitState(t, "reconnect after the lost reply", events, zk.StateHasSession) {
 		if ev.State == zk.StateExpired {

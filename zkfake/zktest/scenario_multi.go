@@ -25,8 +25,8 @@ func multiSuccess(t *testing.T, env Env) {
 	gone := create(t, c, base+"/gone", nil, 0)
 	z0 := nextZxid(t, c, scratch)
 	res, err := c.Multi(
-		&zk.CreateRequest{Path: base + "/new", Data: []byte("n"), Acl: openACL},
-		&zk.CreateRequest{Path: base + "/seq-", Acl: openACL, Flags: zk.FlagSequence},
+		&zk.CreateRequest{Path: base + "/new", Data: []byte("n"), Acl: OpenACL},
+		&zk.CreateRequest{Path: base + "/seq-", Acl: OpenACL, Flags: zk.FlagSequence},
 		&zk.SetDataRequest{Path: data, Data: []byte("newer"), Version: 0},
 		&zk.CheckVersionRequest{Path: data, Version: 1},
 		&zk.DeleteRequest{Path: gone, Version: -1},
@@ -67,7 +67,7 @@ func multiFailure(t *testing.T, env Env) {
 	dataBefore := stat(t, c, data)
 	z0 := nextZxid(t, c, scratch)
 	res, err := c.Multi(
-		&zk.CreateRequest{Path: base + "/new", Acl: openACL},
+		&zk.CreateRequest{Path: base + "/new", Acl: OpenACL},
 		&zk.SetDataRequest{Path: data, Data: []byte("x"), Version: -1},
 		&zk.SetDataRequest{Path: data, Data: []byte("y"), Version: 7},
 		&zk.DeleteRequest{Path: data, Version: -1},
@@ -108,7 +108,7 @@ func multiFirstOpFails(t *testing.T, env Env) {
 	base := env.Base()
 	res, err := c.Multi(
 		&zk.CheckVersionRequest{Path: base + "/missing", Version: 0},
-		&zk.CreateRequest{Path: base + "/new", Acl: openACL},
+		&zk.CreateRequest{Path: base + "/new", Acl: OpenACL},
 	)
 	wantErr(t, "Multi checking a missing node", err, zk.ErrNoNode)
 	if len(res) != 2 {
@@ -117,7 +117,7 @@ func multiFirstOpFails(t *testing.T, env Env) {
 	wantErr(t, "result 1", res[0].Error, zk.ErrNoNode)
 	wantErrText(t, "result 2", res[1].Error, "unknown error: -2")
 
-	res, err = c.Multi(&zk.CreateRequest{Path: base, Acl: openACL})
+	res, err = c.Multi(&zk.CreateRequest{Path: base, Acl: OpenACL})
 	wantErr(t, "Multi creating an existing node", err, zk.ErrNodeExists)
 	wantEqual(t, "results", res, []zk.MultiResponse{{Error: zk.ErrNodeExists}})
 	res, err = c.Multi(&zk.CreateRequest{Path: base + "/x"})
@@ -131,14 +131,14 @@ func multiSeesOwnOps(t *testing.T, env Env) {
 	c, _ := env.Connect(t, 4*time.Second)
 	base := env.Base()
 	res, err := c.Multi(
-		&zk.CreateRequest{Path: base + "/p", Acl: openACL},
-		&zk.CreateRequest{Path: base + "/p/c", Data: []byte("1"), Acl: openACL},
+		&zk.CreateRequest{Path: base + "/p", Acl: OpenACL},
+		&zk.CreateRequest{Path: base + "/p/c", Data: []byte("1"), Acl: OpenACL},
 		&zk.SetDataRequest{Path: base + "/p/c", Data: []byte("2"), Version: 0},
 		&zk.CheckVersionRequest{Path: base + "/p/c", Version: 1},
 		&zk.DeleteRequest{Path: base + "/p/c", Version: 1},
-		&zk.CreateRequest{Path: base + "/p/c", Data: []byte("3"), Acl: openACL},
-		&zk.CreateRequest{Path: base + "/p/s-", Acl: openACL, Flags: zk.FlagSequence},
-		&zk.CreateRequest{Path: base + "/p/s-", Acl: openACL, Flags: zk.FlagSequence},
+		&zk.CreateRequest{Path: base + "/p/c", Data: []byte("3"), Acl: OpenACL},
+		&zk.CreateRequest{Path: base + "/p/s-", Acl: OpenACL, Flags: zk.FlagSequence},
+		&zk.CreateRequest{Path: base + "/p/s-", Acl: OpenACL, Flags: zk.FlagSequence},
 	)
 	wantErr(t, "Multi", err, nil)
 	var paths []string
@@ -171,7 +171,7 @@ func multiEmpty(t *testing.T, env Env) {
 
 func multiUnknownOp(t *testing.T, env Env) {
 	c, _ := env.Connect(t, 4*time.Second)
-	res, err := c.Multi(&zk.CreateRequest{Path: env.Base() + "/x", Acl: openACL}, zk.CreateRequest{Path: env.Base() + "/y"})
+	res, err := c.Multi(&zk.CreateRequest{Path: env.Base() + "/x", Acl: OpenACL}, zk.CreateRequest{Path: env.Base() + "/y"})
 	wantErrText(t, "Multi with a non-pointer op", err, "unknown operation type zk.CreateRequest")
 	wantEqual(t, "results", res, []zk.MultiResponse(nil))
 	if ok, _, _ := c.Exists(env.Base() + "/x"); ok {

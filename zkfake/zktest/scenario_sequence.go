@@ -65,17 +65,17 @@ func sequenceFailedCreatesDoNotAdvance(t *testing.T, env Env) {
 	create(t, c, seqName(p+"/n-", 3), nil, 0)
 	st0 := stat(t, c, p)
 
-	_, err := c.Create(p+"/taken", nil, 0, openACL)
+	_, err := c.Create(p+"/taken", nil, 0, OpenACL)
 	wantErr(t, "Create of an existing node", err, zk.ErrNodeExists)
-	_, err = c.Create(eph+"/x-", nil, zk.FlagSequence, openACL)
+	_, err = c.Create(eph+"/x-", nil, zk.FlagSequence, OpenACL)
 	wantErr(t, "sequential Create under an ephemeral", err, zk.ErrNoChildrenForEphemerals)
 	// ZooKeeper 3.8: the suffix is taken from the create count even if that name exists: NodeExists.
-	_, err = c.Create(p+"/n-", nil, zk.FlagSequence, openACL)
+	_, err = c.Create(p+"/n-", nil, zk.FlagSequence, OpenACL)
 	wantErr(t, "sequential Create colliding with a plain node", err, zk.ErrNodeExists)
 	_, err = c.Create(p+"/n-", nil, zk.FlagSequence, nil)
 	wantErr(t, "sequential Create with an invalid ACL", err, zk.ErrInvalidACL)
 	_, err = c.Multi(
-		&zk.CreateRequest{Path: p + "/m-", Acl: openACL, Flags: zk.FlagSequence},
+		&zk.CreateRequest{Path: p + "/m-", Acl: OpenACL, Flags: zk.FlagSequence},
 		&zk.CheckVersionRequest{Path: p, Version: 99},
 	)
 	wantErr(t, "failed Multi with a sequential create", err, zk.ErrBadVersion)
@@ -83,7 +83,7 @@ func sequenceFailedCreatesDoNotAdvance(t *testing.T, env Env) {
 	st1 := stat(t, c, p)
 	wantStat(t, "parent after failed creates", &st1, st0)
 	// Still colliding: nothing advanced the counter.
-	_, err = c.Create(p+"/n-", nil, zk.FlagSequence, openACL)
+	_, err = c.Create(p+"/n-", nil, zk.FlagSequence, OpenACL)
 	wantErr(t, "sequential Create colliding again", err, zk.ErrNodeExists)
 	create(t, c, p+"/other", nil, 0)
 	got := create(t, c, p+"/n-", nil, zk.FlagSequence)
@@ -124,7 +124,7 @@ func sequenceEphemeral(t *testing.T, env Env) {
 	wantEqual(t, "ephemeral sequential path", got, seqName(p+"/e-", 0))
 	wantEqual(t, "EphemeralOwner", stat(t, c, got).EphemeralOwner, c.SessionID())
 
-	got, err := c.CreateProtectedEphemeralSequential(p+"/lock-", nil, openACL)
+	got, err := c.CreateProtectedEphemeralSequential(p+"/lock-", nil, OpenACL)
 	wantErr(t, "CreateProtectedEphemeralSequential", err, nil)
 	name := got[len(p)+1:]
 	if !protectedName.MatchString(name) || name[len(name)-10:] != "0000000001" {

@@ -82,13 +82,13 @@ func sessionCallsAfterClose(t *testing.T, env Env) {
 	c.Close()
 	closed := zk.ErrConnectionClosed
 
-	path, err := c.Create(p+"/x", nil, 0, openACL)
+	path, err := c.Create(p+"/x", nil, 0, OpenACL)
 	wantErr(t, "Create", err, closed)
 	wantEqual(t, "Create path", path, "")
-	path, err = c.CreateContainer(p+"/x", nil, zk.FlagContainer, openACL)
+	path, err = c.CreateContainer(p+"/x", nil, zk.FlagContainer, OpenACL)
 	wantErr(t, "CreateContainer", err, closed)
 	wantEqual(t, "CreateContainer path", path, "")
-	path, err = c.CreateTTL(p+"/x", nil, zk.FlagTTL, openACL, time.Minute)
+	path, err = c.CreateTTL(p+"/x", nil, zk.FlagTTL, OpenACL, time.Minute)
 	wantErr(t, "CreateTTL", err, closed)
 	wantEqual(t, "CreateTTL path", path, "")
 	data, st, err := c.Get(p)
@@ -132,7 +132,7 @@ func sessionCallsAfterClose(t *testing.T, env Env) {
 	if acl != nil || st != nil {
 		t.Fatalf("GetACL after Close = %v, %v; want nil, nil", acl, st)
 	}
-	st, err = c.SetACL(p, openACL, -1)
+	st, err = c.SetACL(p, OpenACL, -1)
 	wantErr(t, "SetACL", err, closed)
 	if st != nil {
 		t.Fatalf("SetACL after Close returned Stat %+v; want nil", st)

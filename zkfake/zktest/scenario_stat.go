@@ -99,9 +99,9 @@ func statSetACL(t *testing.T, env Env) {
 	wantErr(t, "GetACL", err, nil)
 	wantEqual(t, "GetACL", acl, zk.WorldACL(zk.PermRead|zk.PermWrite|zk.PermAdmin))
 	wantStat(t, "GetACL stat", ast, want)
-	_, err = c.SetACL(p, openACL, 0)
+	_, err = c.SetACL(p, OpenACL, 0)
 	wantErr(t, "SetACL with a stale Aversion", err, zk.ErrBadVersion)
-	s2, err := c.SetACL(p, openACL, -1)
+	s2, err := c.SetACL(p, OpenACL, -1)
 	wantErr(t, "SetACL with version -1", err, nil)
 	wantEqual(t, "Aversion", s2.Aversion, int32(2))
 }
@@ -134,9 +134,9 @@ func statZxidFailedWrites(t *testing.T, env Env) {
 		op   func() error
 		want error
 	}{
-		{"Create of an existing node", func() error { _, err := c.Create(full, nil, 0, openACL); return err }, zk.ErrNodeExists},
-		{"Create under a missing parent", func() error { _, err := c.Create(base+"/no/x", nil, 0, openACL); return err }, zk.ErrNoNode},
-		{"Create under an ephemeral", func() error { _, err := c.Create(eph+"/x", nil, 0, openACL); return err }, zk.ErrNoChildrenForEphemerals},
+		{"Create of an existing node", func() error { _, err := c.Create(full, nil, 0, OpenACL); return err }, zk.ErrNodeExists},
+		{"Create under a missing parent", func() error { _, err := c.Create(base+"/no/x", nil, 0, OpenACL); return err }, zk.ErrNoNode},
+		{"Create under an ephemeral", func() error { _, err := c.Create(eph+"/x", nil, 0, OpenACL); return err }, zk.ErrNoChildrenForEphemerals},
 		{"Set with a wrong version", func() error { _, err := c.Set(full, nil, 7); return err }, zk.ErrBadVersion},
 		{"Set of a missing node", func() error { _, err := c.Set(base+"/no", nil, -1); return err }, zk.ErrNoNode},
 		{"Delete of a missing node", func() error { return c.Delete(base+"/no", -1) }, zk.ErrNoNode},
@@ -169,7 +169,7 @@ func statZxidFailedWrites(t *testing.T, env Env) {
 			return nil
 		}},
 		{"Create with an invalid path", func() error {
-			if _, err := c.Create(base+"/bad/", nil, 0, openACL); err != zk.ErrInvalidPath {
+			if _, err := c.Create(base+"/bad/", nil, 0, OpenACL); err != zk.ErrInvalidPath {
 				return err
 			}
 			return nil

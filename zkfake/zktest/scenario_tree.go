@@ -96,7 +96,7 @@ func treeCreateGet(t *testing.T, env Env) {
 	c, _ := env.Connect(t, 4*time.Second)
 	base := env.Base()
 	before := time.Now()
-	got, err := c.Create(base+"/n", []byte("hello"), zk.FlagPersistent, openACL)
+	got, err := c.Create(base+"/n", []byte("hello"), zk.FlagPersistent, OpenACL)
 	after := time.Now()
 	wantErr(t, "Create", err, nil)
 	wantEqual(t, "Create path", got, base+"/n")
@@ -110,7 +110,7 @@ func treeCreateGet(t *testing.T, env Env) {
 	wantMillisNear(t, "Ctime", st.Ctime, before, after)
 	acl, ast, err := c.GetACL(base + "/n")
 	wantErr(t, "GetACL", err, nil)
-	wantEqual(t, "GetACL", acl, openACL)
+	wantEqual(t, "GetACL", acl, OpenACL)
 	wantStat(t, "GetACL stat", ast, *st)
 
 	for _, name := range []string{"c", "a", "b"} {
@@ -164,7 +164,7 @@ func treeEphemeral(t *testing.T, env Env) {
 func treeContainerAndTTL(t *testing.T, env Env) {
 	c, _ := env.Connect(t, 4*time.Second)
 	base := env.Base()
-	got, err := c.CreateContainer(base+"/container", []byte("c"), zk.FlagContainer, openACL)
+	got, err := c.CreateContainer(base+"/container", []byte("c"), zk.FlagContainer, OpenACL)
 	wantErr(t, "CreateContainer", err, nil)
 	wantEqual(t, "CreateContainer path", got, base+"/container")
 	st := stat(t, c, got)
@@ -172,14 +172,14 @@ func treeContainerAndTTL(t *testing.T, env Env) {
 	wantStat(t, "container stat", &st, zk.Stat{
 		Czxid: st.Czxid, Mzxid: st.Czxid, Pzxid: st.Czxid, Ctime: st.Ctime, Mtime: st.Ctime, DataLength: 1,
 	})
-	got, err = c.CreateTTL(base+"/ttl", []byte("t"), zk.FlagTTL, openACL, time.Hour)
+	got, err = c.CreateTTL(base+"/ttl", []byte("t"), zk.FlagTTL, OpenACL, time.Hour)
 	wantErr(t, "CreateTTL", err, nil)
 	wantEqual(t, "CreateTTL path", got, base+"/ttl")
 	st = stat(t, c, got)
 	wantStat(t, "TTL stat", &st, zk.Stat{
 		Czxid: st.Czxid, Mzxid: st.Czxid, Pzxid: st.Czxid, Ctime: st.Ctime, Mtime: st.Ctime, DataLength: 1,
 	})
-	got, err = c.CreateTTL(base+"/ttlseq-", nil, zk.FlagPersistentSequentialWithTTL, openACL, time.Hour)
+	got, err = c.CreateTTL(base+"/ttlseq-", nil, zk.FlagPersistentSequentialWithTTL, OpenACL, time.Hour)
 	wantErr(t, "CreateTTL sequential", err, nil)
 	wantEqual(t, "CreateTTL sequential path", got, base+"/ttlseq-0000000002")
 }

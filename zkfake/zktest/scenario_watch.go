@@ -111,7 +111,7 @@ func watchTriggerTable(t *testing.T, env Env) {
 	create(t, other, p+"/c", nil, 0)
 	wantEvent(t, "child watch on a child create", childW, watchEvent(zk.EventNodeChildrenChanged, p))
 	wantNoEvent(t, env, "data watch on a child create", dataW)
-	_, err = other.SetACL(p, openACL, -1)
+	_, err = other.SetACL(p, OpenACL, -1)
 	wantErr(t, "SetACL", err, nil)
 	// ZooKeeper 3.8: SetACL triggers no watch.
 	wantNoEvent(t, env, "data watch on SetACL", dataW)
@@ -247,9 +247,9 @@ func watchFailedWrite(t *testing.T, env Env) {
 	_, err := other.Set(p, []byte("x"), 5)
 	wantErr(t, "Set with a wrong version", err, zk.ErrBadVersion)
 	wantErr(t, "Delete of a node with children", other.Delete(p, -1), zk.ErrNotEmpty)
-	_, err = other.Create(p+"/child", nil, 0, openACL)
+	_, err = other.Create(p+"/child", nil, 0, OpenACL)
 	wantErr(t, "Create of an existing child", err, zk.ErrNodeExists)
-	_, err = other.Multi(&zk.CreateRequest{Path: p + "/new", Acl: openACL}, &zk.SetDataRequest{Path: p, Version: 9})
+	_, err = other.Multi(&zk.CreateRequest{Path: p + "/new", Acl: OpenACL}, &zk.SetDataRequest{Path: p, Version: 9})
 	wantErr(t, "failed Multi", err, zk.ErrBadVersion)
 	wantNoEvent(t, env, "session channel after failed writes", events)
 	wantNoEvent(t, env, "data watch after failed writes", dataW)
@@ -266,7 +266,7 @@ func watchMulti(t *testing.T, env Env) {
 	_, _, childW, _ := c.ChildrenW(base)
 	_, err := other.Multi(
 		&zk.SetDataRequest{Path: a, Data: []byte("x"), Version: -1},
-		&zk.CreateRequest{Path: base + "/b", Acl: openACL},
+		&zk.CreateRequest{Path: base + "/b", Acl: OpenACL},
 	)
 	wantErr(t, "Multi", err, nil)
 	wantEvent(t, "data watch", dataW, watchEvent(zk.EventNodeDataChanged, a))

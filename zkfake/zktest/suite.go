@@ -11,7 +11,8 @@ import (
 type Scenario struct {
 	// Name is unique and slash-separated by area, e.g. "tree/root".
 	Name string
-	// Doc says in one line what the scenario checks.
+	// Doc says in one line what the scenario checks (the suite's are
+	// listed in the package documentation).
 	Doc  string
 	Body func(t *testing.T, env Env)
 }
@@ -40,7 +41,14 @@ func Scenarios() []Scenario {
 // Run runs every scenario against target, each as its own subtest.
 func Run(t *testing.T, target Target) {
 	t.Helper()
-	for _, s := range Scenarios() {
+	RunScenarios(t, target, Scenarios())
+}
+
+// RunScenarios runs scenarios — the suite's or your own, written once
+// against Env — against target, each as its own subtest named after it.
+func RunScenarios(t *testing.T, target Target, scenarios []Scenario) {
+	t.Helper()
+	for _, s := range scenarios {
 		target.Run(t, s.Name, s.Body)
 	}
 }

@@ -10,8 +10,6 @@ import (
 	"github.com/zksim/zksim/zkfake/zktest/ensemble"
 )
 
-var openACL = zk.WorldACL(zk.PermAll)
-
 func TestBaseIsFreshAndRemoved(t *testing.T) {
 	servers := ensemble.Servers(t)
 	target := ensemble.NewTarget(servers)
@@ -26,13 +24,13 @@ func TestBaseIsFreshAndRemoved(t *testing.T) {
 		if err != nil || len(children) != 0 {
 			t.Fatalf("Children(base %s) = %v, %v; want an existing, empty node", base, children, err)
 		}
-		if _, err := c.Create(base+"/p", nil, 0, openACL); err != nil {
+		if _, err := c.Create(base+"/p", nil, 0, zktest.OpenACL); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.Create(base+"/p/q", nil, 0, openACL); err != nil {
+		if _, err := c.Create(base+"/p/q", nil, 0, zktest.OpenACL); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.Create(base+"/e", nil, zk.FlagEphemeral, openACL); err != nil {
+		if _, err := c.Create(base+"/e", nil, zk.FlagEphemeral, zktest.OpenACL); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -114,7 +112,7 @@ func TestPartitionHealKeepsSession(t *testing.T) {
 		a, aEvents := e.Connect(t, 4*time.Second)
 		events := collectEvents(aEvents)
 		b, _ := e.Connect(t, 4*time.Second)
-		eph, err := a.Create(env.Base()+"/e", nil, zk.FlagEphemeral, openACL)
+		eph, err := a.Create(env.Base()+"/e", nil, zk.FlagEphemeral, zktest.OpenACL)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -126,7 +124,7 @@ func TestPartitionHealKeepsSession(t *testing.T) {
 			t.Fatal("Get through a partitioned connection succeeded")
 		}
 		// The other session still works and still sees the ephemeral.
-		if _, err := b.Create(env.Base()+"/while-away", nil, 0, openACL); err != nil {
+		if _, err := b.Create(env.Base()+"/while-away", nil, 0, zktest.OpenACL); err != nil {
 			t.Fatal(err)
 		}
 		zktest.Require(t, e.Heal(a))
@@ -150,7 +148,7 @@ func TestExpireGivesNewSessionOnSameConn(t *testing.T) {
 		e := env.(*ensemble.Env)
 		a, aEvents := e.Connect(t, time.Second)
 		events := collectEvents(aEvents)
-		eph, err := a.Create(env.Base()+"/e", nil, zk.FlagEphemeral, openACL)
+		eph, err := a.Create(env.Base()+"/e", nil, zk.FlagEphemeral, zktest.OpenACL)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -170,7 +168,7 @@ func TestExpireGivesNewSessionOnSameConn(t *testing.T) {
 		if id := a.SessionID(); id == old || id == 0 {
 			t.Fatalf("session after expiry = %#x; want a new one (old %#x)", id, old)
 		}
-		again, err := a.Create(env.Base()+"/e", nil, zk.FlagEphemeral, openACL)
+		again, err := a.Create(env.Base()+"/e", nil, zk.FlagEphemeral, zktest.OpenACL)
 		if err != nil {
 			t.Fatalf("creating an ephemeral on the new session: %v", err)
 		}
@@ -225,7 +223,7 @@ func TestLostReplyLeavesLastZxidSeen(t *testing.T) {
 		e := env.(*ensemble.Env)
 		c, cEvents := e.Connect(t, 4*time.Second)
 		events := collectEvents(cEvents)
-		dir, err := c.Create(env.Base()+"/dir", nil, 0, openACL)
+		dir, err := c.Create(env.Base()+"/dir", nil, 0, zktest.OpenACL)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -238,7 +236,7 @@ func TestLostReplyLeavesLastZxidSeen(t *testing.T) {
 		to := (from + 1) % e.Members()
 		zktest.Require(t, e.ReconnectTo(c, to))
 		zktest.Require(t, e.LoseNextReply(c))
-		if _, err := c.Create(dir+"/ghost", nil, 0, openACL); err != zk.ErrConnectionClosed {
+		if _, err := c.Create(dir+"/ghost", nil, 0, zktest.OpenACL); err != zk.ErrConnectionClosed {
 			t.Fatalf("Create whose reply is lost = %v; want zk.ErrConnectionClosed", err)
 		}
 		events.waitState(t, zk.StateHasSession)

@@ -102,7 +102,7 @@ func (e *Env) probeDir() string { return e.base + ".probes" }
 
 // createProbe creates an ephemeral znode owned by conn's session.
 func (e *Env) createProbe(conn zktest.Conn) (string, error) {
-	if _, err := e.admin.Create(e.probeDir(), nil, 0, openACL); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+	if _, err := e.admin.Create(e.probeDir(), nil, 0, zktest.OpenACL); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 		return "", err
 	}
 	e.mu.Lock()
@@ -115,7 +115,7 @@ func (e *Env) createProbe(conn zktest.Conn) (string, error) {
 	if _, err := conn.Sync(e.probeDir()); err != nil {
 		return "", err
 	}
-	_, err := conn.Create(probe, nil, zk.FlagEphemeral, openACL)
+	_, err := conn.Create(probe, nil, zk.FlagEphemeral, zktest.OpenACL)
 	return probe, err
 }
 

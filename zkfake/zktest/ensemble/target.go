@@ -30,8 +30,6 @@ const sessionWait = 15 * time.Second
 // opens for itself (creating and removing base paths, watching for expiry).
 const adminTimeout = 4 * time.Second
 
-var openACL = zk.WorldACL(zk.PermAll)
-
 // NewTarget returns a zktest.Target that runs scenarios against the
 // ensemble at servers (as returned by Servers). Each scenario gets its own
 // Env: a fresh persistent base znode RootPath/<run>/<scenario>, deleted
@@ -182,11 +180,11 @@ func dialAdmin(t testing.TB, servers []string, home int) *zk.Conn {
 func (e *Env) createBase() error {
 	for attempt := 0; attempt < 5; attempt++ {
 		for _, p := range []string{RootPath, e.target.runPath()} {
-			if _, err := e.admin.Create(p, nil, 0, openACL); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			if _, err := e.admin.Create(p, nil, 0, zktest.OpenACL); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 				return err
 			}
 		}
-		_, err := e.admin.Create(e.base, nil, 0, openACL)
+		_, err := e.admin.Create(e.base, nil, 0, zktest.OpenACL)
 		if errors.Is(err, zk.ErrNoNode) {
 			continue
 		}
