@@ -1,6 +1,8 @@
 package wire_test
 
 import (
+	"errors"
+	"fmt"
 	"io"
 	"log"
 	"sync"
@@ -63,22 +65,27 @@ func (e *servedEnv) remember(conn zktest.Conn, link cutter) {
 	e.links[conn] = link
 }
 
-func (e *servedEnv) link(t testing.TB, conn zktest.Conn) cutter {
-	t.Helper()
+// cut runs f on the session's cutter.
+func (e *servedEnv) cut(conn zktest.Conn, f func(cutter)) error {
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	l, ok := e.links[conn]
+	e.mu.Unlock()
 	if !ok {
-		t.Fatal("connection not made by this environment")
+		return errors.New("connection not made by this environment")
 	}
-	return l
+	f(l)
+	return nil
 }
 
+// The environments of the served fake can partition and expire sessions,
+// as the suite's other targets can.
+var _ zktest.Faults = (*servedEnv)(nil)
+
 // Partition cuts the session's way to the server until Heal.
-func (e *servedEnv) Partition(t testing.TB, conn zktest.Conn) { e.link(t, conn).partition() }
+func (e *servedEnv) Partition(conn zktest.Conn) error { return e.cut(conn, cutter.partition) }
 
 // Heal restores it.
-func (e *servedEnv) Heal(t testing.TB, conn zktest.Conn) { e.link(t, conn).heal() }
+func (e *servedEnv) Heal(conn zktest.Conn) error { return e.cut(conn, cutter.heal) }
 
 func (e *servedEnv) Base() string { return "/zktest" }
 
@@ -89,12 +96,11 @@ func (e *servedEnv) TickTime() time.Duration { return testTick }
 
 // Expire expires the session on the fake server; the listener then drops
 // the connection, and the client learns of the expiry when it reconnects.
-func (e *servedEnv) Expire(t testing.TB, conn zktest.Conn) {
-	t.Helper()
-	id := conn.(*zk.Conn).SessionID()
-	if !e.srv.Expire(id) {
-		t.Fatalf("no session %#x to expire", id)
+func (e *servedEnv) Expire(conn zktest.Conn) error {
+	if id := conn.SessionID(); !e.srv.Expire(id) {
+		return fmt.Errorf("no session %#x to expire", id)
 	}
+	return nil
 }
 
 func serve(t testing.TB) *wireEnv {
