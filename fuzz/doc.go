@@ -98,7 +98,7 @@
 //
 // With Config.Servers (the OnEnsemble option) naming an ensemble (loopback
 // addresses only), CheckMutex and Run run their cases against it instead: real goroutine scheduling,
-// real time, faults through the loopback proxy of package zkfake/ensemble
+// real time, faults through the loopback proxy of package zkfake/zktest/ensemble
 // (partitions, expiries, crashes). Nothing repeats there, so nothing is
 // shrunk: cases draw their schedules from the campaign's seed and the first
 // finding is reported as it happened. The history is what the clients saw,

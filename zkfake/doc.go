@@ -24,6 +24,8 @@
 // every fault injected. With WithSeed, the same scenario gives the same log
 // byte for byte.
 //
-// The package's conformance suite (zkfake/zktest) runs the same scenarios
-// against the fake and against a real ensemble (zkfake/ensemble).
+// The conformance suite (zkfake/zktest) runs the same scenarios against the
+// fake (zkfake/zktest/fake) and against a real ensemble
+// (zkfake/zktest/ensemble). This package imports neither: a program that
+// uses the fake links no test machinery.
 package zkfake

@@ -27,7 +27,7 @@ func children(t *testing.T, c *zkfake.Conn, path string) []string {
 // only a client whose last-seen zxid is past its own
 // (ZooKeeperServer.processConnectRequest), and a follower answers reads
 // from its own tree. The real ensemble cannot be made to lag on demand;
-// TestLostReplyLeavesLastZxidSeen in zkfake/ensemble shows there that
+// TestLostReplyLeavesLastZxidSeen in zkfake/zktest/ensemble shows there that
 // go-zookeeper's reconnect after a lost reply carries a last-seen zxid
 // short of the write.
 func TestLostReplyThenReconnectToALaggingMember(t *testing.T) {

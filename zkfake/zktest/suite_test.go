@@ -76,7 +76,7 @@ func ExampleScenarios() {
 }
 
 // An implementation proves itself by running the suite from its own tests;
-// newTarget stands for its zktest.Target (see zkfake and zkfake/ensemble).
+// newTarget stands for its zktest.Target (see zkfake/zktest/fake and zkfake/zktest/ensemble).
 func ExampleRun() {
 	var newTarget func(t *testing.T) zktest.Target
 	conformance := func(t *testing.T) {
