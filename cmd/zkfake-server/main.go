@@ -46,7 +46,7 @@ func run(addr string, tick time.Duration, maxConns int, out *os.File, stop <-cha
 	}
 	srv := zkfake.NewServer(zkfake.WithTickTime(tick), zkfake.WithoutEventLog())
 	defer srv.Close()
-	l, err := wire.Listen(srv, addr, wire.WithTickTime(tick), wire.WithMaxConnections(maxConns))
+	l, err := wire.Listen(srv, addr, wire.WithMaxConnections(maxConns))
 	if err != nil {
 		return err
 	}

@@ -29,7 +29,7 @@ func (pipeTarget) Run(t *testing.T, name string, body func(t *testing.T, env zkt
 			served := make(chan struct{})
 			go func() {
 				defer close(served)
-				wire.Serve(srv, ln, wire.WithTickTime(testTick))
+				wire.Serve(srv, ln)
 			}()
 			env := &pipeEnv{servedEnv: newServedEnv(srv), ln: ln}
 			defer func() {

@@ -23,17 +23,9 @@ const MaxFrameSize = 0xfffff
 type Option func(*config)
 
 type config struct {
-	tickTime       time.Duration
 	maxConnections int
 	maxFrameSize   int
 }
-
-// WithTickTime sets the tickTime the served zkfake.Server was made with
-// (zkfake.WithTickTime; default 2s, the fake's default). The listener clamps
-// the session timeouts it negotiates to 2..20 ticks, as the fake and the real
-// server do, and expires a session once that long has passed without a
-// frame from its client.
-func WithTickTime(d time.Duration) Option { return func(c *config) { c.tickTime = d } }
 
 // WithMaxConnections caps the number of client connections open at once
 // (ZooKeeper's maxClientCnxns, default 60 per client address; every client
@@ -44,7 +36,9 @@ func WithMaxConnections(n int) Option { return func(c *config) { c.maxConnection
 // WithMaxFrameSize sets the largest frame accepted (default MaxFrameSize).
 func WithMaxFrameSize(n int) Option { return func(c *config) { c.maxFrameSize = n } }
 
-// Listener serves a zkfake.Server over ZooKeeper's client protocol.
+// Listener serves a zkfake.Server over ZooKeeper's client protocol. It
+// negotiates session timeouts with the server's tickTime
+// (zkfake.WithTickTime), clamped to 2..20 ticks as ZooKeeper clamps them.
 type Listener struct {
 	srv     *zkfake.Server
 	ln      net.Listener
@@ -87,7 +81,7 @@ func Serve(srv *zkfake.Server, ln net.Listener, opts ...Option) error {
 }
 
 func newListener(srv *zkfake.Server, ln net.Listener, opts []Option) *Listener {
-	cfg := config{tickTime: 2 * time.Second, maxConnections: 60, maxFrameSize: MaxFrameSize}
+	cfg := config{maxConnections: 60, maxFrameSize: MaxFrameSize}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -161,7 +155,8 @@ func (l *Listener) acceptLoop() error {
 // negotiate clamps a requested session timeout to 2..20 ticks.
 func (l *Listener) negotiate(ms int32) time.Duration {
 	d := time.Duration(ms) * time.Millisecond
-	lo, hi := 2*l.cfg.tickTime, 20*l.cfg.tickTime
+	tick := l.srv.TickTime()
+	lo, hi := 2*tick, 20*tick
 	return min(max(d, lo), hi)
 }
 

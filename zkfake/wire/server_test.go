@@ -75,7 +75,7 @@ func TestHostileFramesCloseOnlyTheirConnection(t *testing.T) {
 func TestConnectionLimit(t *testing.T) {
 	srv := zkfake.NewServer(zkfake.WithTickTime(testTick))
 	defer srv.Close()
-	l, err := wire.Listen(srv, "127.0.0.1:0", wire.WithTickTime(testTick), wire.WithMaxConnections(2))
+	l, err := wire.Listen(srv, "127.0.0.1:0", wire.WithMaxConnections(2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,7 +359,7 @@ func TestServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- wire.Serve(srv, ln, wire.WithTickTime(testTick)) }()
+	go func() { done <- wire.Serve(srv, ln) }()
 	c, _, err := zk.Connect([]string{ln.Addr().String()}, 4*time.Second, quiet)
 	if err != nil {
 		t.Fatal(err)

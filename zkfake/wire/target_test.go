@@ -106,7 +106,7 @@ func (e *servedEnv) Expire(conn zktest.Conn) error {
 func serve(t testing.TB) *wireEnv {
 	t.Helper()
 	srv := zkfake.NewServer(zkfake.WithTickTime(testTick))
-	l, err := wire.Listen(srv, "127.0.0.1:0", wire.WithTickTime(testTick))
+	l, err := wire.Listen(srv, "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
