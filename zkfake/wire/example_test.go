@@ -42,3 +42,49 @@ func ExampleListen() {
 	// hello (version 0)
 	// zk: node already exists
 }
+
+// Test code that needs a *zk.Conn itself — here go-zookeeper's own zk.Lock
+// — against the fake: the real client reaches it over in-memory pipes.
+// When the holder's session expires (srv.Expire, a fault no real server
+// gives on demand), its lock node goes and the waiter gets the lock.
+func ExampleServePipe() {
+	srv := zkfake.NewServer()
+	defer srv.Close()
+	pipe := wire.ServePipe(srv)
+	defer pipe.Close()
+
+	connect := func() *zk.Conn {
+		conn, events, err := pipe.Connect(10 * time.Second)
+		if err != nil {
+			log.Fatal(err)
+		}
+		conn.SetLogger(log.New(io.Discard, "", 0))
+		for ev := range events {
+			if ev.State == zk.StateHasSession {
+				return conn
+			}
+		}
+		log.Fatal("no session")
+		return nil
+	}
+	alice, bob := connect(), connect()
+	defer alice.Close()
+	defer bob.Close()
+
+	aliceLock := zk.NewLock(alice, "/orders", zk.WorldACL(zk.PermAll))
+	if err := aliceLock.Lock(); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("alice holds the lock")
+
+	bobHolds := make(chan error)
+	go func() { bobHolds <- zk.NewLock(bob, "/orders", zk.WorldACL(zk.PermAll)).Lock() }()
+	srv.Expire(alice.SessionID())
+	if err := <-bobHolds; err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("alice's session expired; bob holds the lock")
+	// Output:
+	// alice holds the lock
+	// alice's session expired; bob holds the lock
+}

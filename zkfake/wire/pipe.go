@@ -1,0 +1,116 @@
+package wire
+
+import (
+	"net"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zksim/zksim/zkfake"
+)
+
+// Pipe serves a zkfake.Server to go-zookeeper clients of this process over
+// in-memory pipes (net.Pipe) instead of TCP: the real client, its
+// reconnects and its timers, against the fake, with no socket. Inside a
+// testing/synctest bubble everything runs in virtual time, so a session
+// timeout passes at once. It is how code that takes a *zk.Conn itself
+// (go-zookeeper's zk.Lock, much production code), and so cannot be handed a
+// *zkfake.Conn, is tested against the fake and its faults.
+type Pipe struct {
+	l  *Listener
+	ln *pipeListener
+}
+
+// ServePipe serves srv over pipes until Close, as Listen serves it over TCP.
+func ServePipe(srv *zkfake.Server, opts ...Option) *Pipe {
+	ln := &pipeListener{conns: make(chan net.Conn), done: make(chan struct{})}
+	l := newListener(srv, ln, opts)
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		l.acceptLoop()
+	}()
+	return &Pipe{l: l, ln: ln}
+}
+
+// PipeAddress is the address a Pipe's clients name; Dial ignores it.
+const PipeAddress = "pipe:2181"
+
+// Dial is a zk.Dialer (zk.WithDialer(p.Dial)): it hands the server one end
+// of a new pipe and returns the other, or fails as a refused connection
+// once the Pipe is closed.
+func (p *Pipe) Dial(network, address string, timeout time.Duration) (net.Conn, error) {
+	client, server := net.Pipe()
+	select {
+	case p.ln.conns <- server:
+		return client, nil
+	case <-p.ln.done:
+		return nil, net.ErrClosed
+	}
+}
+
+// HostProvider returns a zk.HostProvider of the one pipe address that
+// looks up no name: go-zookeeper's default provider resolves names, which
+// fails for the pipe's and which a synctest bubble cannot do anyway. Pass
+// it with zk.WithHostProvider, beside zk.WithDialer(p.Dial), to zk.Connect
+// with any other options of yours; Connect does it for you.
+func (p *Pipe) HostProvider() zk.HostProvider { return &pipeHost{} }
+
+// Connect opens a go-zookeeper session on the served fake: zk.Connect with
+// Dial as its dialer and HostProvider's provider. As with zk.Connect, the
+// session is established in the background: wait for zk.StateHasSession
+// on the channel.
+func (p *Pipe) Connect(sessionTimeout time.Duration) (*zk.Conn, <-chan zk.Event, error) {
+	return zk.Connect([]string{PipeAddress}, sessionTimeout, zk.WithDialer(p.Dial), zk.WithHostProvider(p.HostProvider()))
+}
+
+// Close stops serving: it drops every client connection and closes every
+// session opened through the Pipe (as Listener.Close does). The server
+// stays open.
+func (p *Pipe) Close() error { return p.l.Close() }
+
+// pipeListener is a net.Listener whose connections are net.Pipe ends.
+type pipeListener struct {
+	conns chan net.Conn
+	done  chan struct{}
+	once  sync.Once
+}
+
+func (l *pipeListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *pipeListener) Close() error {
+	l.once.Do(func() { close(l.done) })
+	return nil
+}
+
+func (l *pipeListener) Addr() net.Addr { return pipeAddr{} }
+
+type pipeAddr struct{}
+
+func (pipeAddr) Network() string { return "pipe" }
+func (pipeAddr) String() string  { return PipeAddress }
+
+// pipeHost is a zk.HostProvider of the one pipe address.
+type pipeHost struct {
+	tried bool
+}
+
+func (h *pipeHost) Init(servers []string) error { return nil }
+func (h *pipeHost) Len() int                    { return 1 }
+func (h *pipeHost) Connected()                  { h.tried = false }
+
+// Next returns the address; retryStart is true when it is tried again
+// without a connection in between, as go-zookeeper's own provider says of
+// a one-server list (the client then waits a second before it dials).
+func (h *pipeHost) Next() (string, bool) {
+	retry := h.tried
+	h.tried = true
+	return PipeAddress, retry
+}
