@@ -58,7 +58,6 @@ func ExampleServePipe() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		conn.SetLogger(log.New(io.Discard, "", 0))
 		for ev := range events {
 			if ev.State == zk.StateHasSession {
 				return conn

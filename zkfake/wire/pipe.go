@@ -57,12 +57,20 @@ func (p *Pipe) Dial(network, address string, timeout time.Duration) (net.Conn, e
 func (p *Pipe) HostProvider() zk.HostProvider { return &pipeHost{} }
 
 // Connect opens a go-zookeeper session on the served fake: zk.Connect with
-// Dial as its dialer and HostProvider's provider. As with zk.Connect, the
-// session is established in the background: wait for zk.StateHasSession
-// on the channel.
+// Dial as its dialer, HostProvider's provider, and a logger that discards
+// go-zookeeper's lines about every connect and reconnect. For other
+// options call zk.Connect with those two yourself: go-zookeeper takes
+// options only in Connect (its SetLogger races with the connection's own
+// goroutine). As with zk.Connect, the session is established in the
+// background: wait for zk.StateHasSession on the channel.
 func (p *Pipe) Connect(sessionTimeout time.Duration) (*zk.Conn, <-chan zk.Event, error) {
-	return zk.Connect([]string{PipeAddress}, sessionTimeout, zk.WithDialer(p.Dial), zk.WithHostProvider(p.HostProvider()))
+	return zk.Connect([]string{PipeAddress}, sessionTimeout, zk.WithDialer(p.Dial), zk.WithHostProvider(p.HostProvider()), zk.WithLogger(discard{}))
 }
+
+// discard is a zk.Logger that logs nothing.
+type discard struct{}
+
+func (discard) Printf(string, ...any) {}
 
 // Close stops serving: it drops every client connection and closes every
 // session opened through the Pipe (as Listener.Close does). The server
