@@ -21,7 +21,9 @@ func isConnectionError(err error) bool {
 // must close.
 func (s *session) handle(cc *clientConn, req *request) bool {
 	if req.op == opPing {
-		cc.send(replyHeader(xidPing, s.l.srv.Zxid(), codeOK).buf)
+		zxid := s.l.srv.Zxid()
+		cc.send(replyHeader(xidPing, zxid, codeOK).buf)
+		cc.answered(opPing, xidPing, zxid)
 		return true
 	}
 	if !s.alive() {
@@ -146,11 +148,13 @@ func (s *session) handle(cc *clientConn, req *request) bool {
 		return false
 	}
 	code := errorCode(err)
-	w := replyHeader(req.xid, s.l.srv.Zxid(), code)
+	zxid := s.l.srv.Zxid()
+	w := replyHeader(req.xid, zxid, code)
 	if code == codeOK {
 		w.buf = append(w.buf, body.buf...)
 	}
 	cc.send(w.buf)
+	cc.answered(req.op, req.xid, zxid)
 	return true
 }
 

@@ -34,6 +34,46 @@ const (
 	opError           = -1
 )
 
+// opAbbreviation is how the real server names an op in cons's lop field
+// (FinalRequestProcessor's lastOp).
+func opAbbreviation(op int32) string {
+	switch op {
+	case opPing:
+		return "PING"
+	case opCreate, opCreate2, opCreateContainer, opCreateTTL:
+		return "CREA"
+	case opDelete:
+		return "DELE"
+	case opExists:
+		return "EXIS"
+	case opGetData:
+		return "GETD"
+	case opSetData:
+		return "SETD"
+	case opGetACL:
+		return "GETA"
+	case opSetACL:
+		return "SETA"
+	case opGetChildren, opGetChildren2:
+		return "GETC"
+	case opSync:
+		return "SYNC"
+	case opCheck:
+		return "CHEC"
+	case opMulti:
+		return "MULT"
+	case opReconfig:
+		return "RECO"
+	case opSetAuth:
+		return "AUTH"
+	case opSetWatches:
+		return "SETW"
+	case opSetWatches2:
+		return "STW2"
+	}
+	return "NA"
+}
+
 // Reserved xids: notifications carry -1, pings -2, auth -4, setWatches -8.
 const (
 	xidNotification = -1

@@ -23,8 +23,9 @@ const MaxFrameSize = 0xfffff
 type Option func(*config)
 
 type config struct {
-	maxConnections int
-	maxFrameSize   int
+	fourLetterWords []string // nil: every one
+	maxConnections  int
+	maxFrameSize    int
 }
 
 // WithMaxConnections caps the number of client connections open at once
@@ -52,6 +53,7 @@ type Listener struct {
 	wg       sync.WaitGroup
 
 	received, sent atomic.Int64
+	traceMask      atomic.Int64 // gtmk and stmk
 }
 
 // Listen serves srv on addr (a loopback address such as "127.0.0.1:0") until
@@ -85,11 +87,13 @@ func newListener(srv *zkfake.Server, ln net.Listener, opts []Option) *Listener {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	return &Listener{
+	l := &Listener{
 		srv: srv, ln: ln, cfg: cfg, started: time.Now(),
 		sessions: map[int64]*session{},
 		conns:    map[*clientConn]struct{}{},
 	}
+	l.traceMask.Store(defaultTraceMask)
+	return l
 }
 
 // Addr returns the address the listener serves.
@@ -174,8 +178,46 @@ type clientConn struct {
 	done    chan struct{}
 	once    sync.Once
 	session *session
+	stats   connStats
 
 	received, sent atomic.Int64
+}
+
+// connStats is what cons shows of a connection besides its packet counts.
+type connStats struct {
+	established time.Time // when it got its session
+	lastOp      string    // the last request answered, as ZooKeeper abbreviates it
+	lastCxid    int32
+	lastZxid    int64
+	lastResp    time.Time
+}
+
+// answered records a reply for cons.
+func (cc *clientConn) answered(op int32, cxid int32, zxid int64) {
+	cc.mu.Lock()
+	cc.stats.lastOp, cc.stats.lastCxid, cc.stats.lastZxid, cc.stats.lastResp = opAbbreviation(op), cxid, zxid, time.Now()
+	cc.mu.Unlock()
+}
+
+// resetStats forgets the connection's statistics (crst), as the real
+// server resets them: counts to 0, last operation "NA", cxid and zxid -1.
+func (cc *clientConn) resetStats() {
+	cc.received.Store(0)
+	cc.sent.Store(0)
+	cc.mu.Lock()
+	cc.stats = connStats{established: cc.stats.established, lastOp: "NA", lastCxid: -1, lastZxid: -1}
+	cc.mu.Unlock()
+}
+
+// interest is what the bracket after a client's address shows: its
+// interest ops, 1 (read) once it has a session, 0 before.
+func (cc *clientConn) interest() int {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	if cc.session != nil {
+		return 1
+	}
+	return 0
 }
 
 // send queues a frame body (without its length prefix).
@@ -305,6 +347,9 @@ func (cc *clientConn) serve() {
 		return
 	}
 	if word := string(lenBuf[:]); isFourLetterWord(word) {
+		// The real server counts the word as a packet received.
+		cc.received.Add(1)
+		cc.l.received.Add(1)
 		cc.sendRaw([]byte(cc.l.fourLetterWord(word, cc)))
 		return
 	}
@@ -376,22 +421,28 @@ func (l *Listener) handshake(cc *clientConn, creq *connectRequest) *session {
 			<-cc.done
 			return nil
 		}
-		cc.mu.Lock()
-		cc.session = s
-		cc.mu.Unlock()
+		cc.gotSession(s)
 		return s
 	}
 	s, err := l.newSession(creq.timeout)
 	if err != nil {
 		return nil
 	}
-	cc.mu.Lock()
-	cc.session = s
-	cc.mu.Unlock()
+	cc.gotSession(s)
 	if !s.attach(cc, creq.hasReadOnly) {
 		return nil
 	}
 	return s
+}
+
+// gotSession attaches cc to s for cons and stat.
+func (cc *clientConn) gotSession(s *session) {
+	zxid := cc.l.srv.Zxid() // not under cc.mu: the fake calls send, which takes it, under its own lock
+	now := time.Now()
+	cc.mu.Lock()
+	cc.session = s
+	cc.stats = connStats{established: now, lastOp: "SESS", lastZxid: zxid, lastResp: now}
+	cc.mu.Unlock()
 }
 
 func (l *Listener) newSession(timeoutMs int32) (*session, error) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -201,9 +202,106 @@ func TestFourLetterWords(t *testing.T) {
 			t.Errorf("mntr lacks %q:\n%s", line, mntr)
 		}
 	}
-	// A word off the whitelist is read as a frame length and refused.
-	if got := fourLetterWord(t, addr, "conf"); got != "" {
-		t.Errorf("conf = %q, want the connection closed with no answer", got)
+	// Four bytes that are no word are read as a frame length and refused.
+	if got := fourLetterWord(t, addr, "xyzw"); got != "" {
+		t.Errorf("xyzw = %q, want the connection closed with no answer", got)
+	}
+}
+
+// TestMoreFourLetterWords checks the other words a client or an operator
+// asks for against the shapes a standalone ZooKeeper 3.8.0 gives with two
+// sessions, each with an ephemeral node and data watches, and a
+// connection without a session (the one asking): the same lines, in the
+// same order, with the fake's values. As on the real server, wchs, wchc
+// and wchp show data watches (getData, exists) only.
+func TestMoreFourLetterWords(t *testing.T) {
+	env := serve(t)
+	addr := env.l.Addr().String()
+	a, _ := env.dial(t, 4*time.Second)
+	defer a.Close()
+	b, _ := env.dial(t, 4*time.Second)
+	defer b.Close()
+	acl := zk.WorldACL(zk.PermAll)
+	for _, step := range []error{
+		must(a.Create("/w4", []byte("x"), 0, acl)),
+		must(a.Create("/w4/e1", nil, zk.FlagEphemeral, acl)),
+		must(b.Create("/w4/e2", nil, zk.FlagEphemeral, acl)),
+		mustW(a.GetW("/w4")),
+		mustW(a.ChildrenW("/w4")),
+		mustW(b.ExistsW("/w4/nope")),
+		mustW(b.GetW("/w4")),
+	} {
+		if step != nil {
+			t.Fatal(step)
+		}
+	}
+	sa, sb := fmt.Sprintf("0x%x", a.SessionID()), fmt.Sprintf("0x%x", b.SessionID())
+	date := `\w{3} \w{3} \d\d \d\d:\d\d:\d\d UTC \d{4}`
+	conn := `ip: /127\.0\.0\.1:\d+ sessionId: `
+	for word, want := range map[string][]string{
+		"envi": {"Environment:", "zookeeper.version=3.8.0-zkfake, built on .*", "host.name=.*", "java.version=.*", "java.vendor=.*",
+			"java.home=.*", "java.class.path=.*", "java.library.path=.*", "java.io.tmpdir=.*", "java.compiler=.*", "os.name=.*",
+			"os.arch=.*", "os.version=.*", "user.name=.*", "user.home=.*", "user.dir=.*", "os.memory.free=\\d+MB",
+			"os.memory.max=\\d+MB", "os.memory.total=\\d+MB"},
+		"conf": {"clientPort=\\d+", "secureClientPort=-1", "dataDir=.*", "dataDirSize=\\d+", "dataLogDir=.*", "dataLogSize=\\d+",
+			"tickTime=200", "maxClientCnxns=60", "minSessionTimeout=400", "maxSessionTimeout=4000", "clientPortListenBacklog=-1", "serverId=0"},
+		"cons": {
+			` /127\.0\.0\.1:\d+\[[01]\]\(queued=0,recved=\d+,sent=\d+(,sid=0x[0-9a-f]+,lop=[A-Z]+,est=\d+,to=4000,lcxid=0x[0-9a-f]+,lzxid=0x[0-9a-f]+,lresp=\d+,llat=\d+,minlat=\d+,avglat=\d+,maxlat=\d+)?\)`,
+			"same", "same", ""},
+		"dump": {"SessionTracker dump:", "Session Sets \\(\\d\\)/\\(2\\):", "\\d expire at " + date + ":", "\\t0x[0-9a-f]+", "any",
+			"ephemeral nodes dump:", "Sessions with Ephemerals \\(2\\):", sa + ":", "\\t/w4/e1", sb + ":", "\\t/w4/e2",
+			"Connections dump:", "Connections Sets \\(\\d\\)/\\(3\\):", "\\d expire at " + date + ":", "\\t" + conn + "0x[0-9a-f]+", "same", "same"},
+		"wchs": {"2 connections watching 2 paths", "Total watches:3"},
+		"wchc": {sa, "\\t/w4", sb, "\\t/w4", "\\t/w4/nope", ""},
+		"wchp": {"/w4", "\\t" + sa, "\\t" + sb, "/w4/nope", "\\t" + sb, ""},
+		"isro": {"rw"},
+		"srst": {"Server stats reset."},
+		"crst": {"Connection stats reset."},
+		"dirs": {"datadir_size: \\d+", "logdir_size: \\d+"},
+		"gtmk": {"306"},
+	} {
+		got := fourLetterWord(t, addr, word)
+		lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
+		if len(lines) != len(want) {
+			t.Errorf("%s answered %d lines, want %d:\n%s", word, len(lines), len(want), got)
+			continue
+		}
+		last := ""
+		for i, w := range want {
+			switch w {
+			case "same":
+				w = last
+			case "any":
+				continue
+			}
+			last = w
+			if !regexp.MustCompile("^" + w + "$").MatchString(lines[i]) {
+				t.Errorf("%s line %d = %q, want %s", word, i+1, lines[i], w)
+			}
+		}
+	}
+}
+
+func must(_ string, err error) error { return err }
+
+func mustW[T any](_ T, _ *zk.Stat, _ <-chan zk.Event, err error) error { return err }
+
+// TestFourLetterWordWhitelist: a known word off the whitelist is answered
+// with the real server's refusal, and the connection closed.
+func TestFourLetterWordWhitelist(t *testing.T) {
+	srv := zkfake.NewServer()
+	defer srv.Close()
+	l, err := wire.Listen(srv, "127.0.0.1:0", wire.WithFourLetterWords("srvr", "ruok"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	addr := l.Addr().String()
+	if got := fourLetterWord(t, addr, "ruok"); got != "imok" {
+		t.Errorf("ruok = %q, want imok", got)
+	}
+	if got, want := fourLetterWord(t, addr, "envi"), "envi is not executed because it is not in the whitelist.\n"; got != want {
+		t.Errorf("envi = %q, want %q", got, want)
 	}
 }
 

@@ -37,6 +37,7 @@ type session struct {
 	cc         *clientConn
 	timer      *time.Timer
 	dead       bool
+	deadline   time.Time         // when it expires unless its client is heard from
 	pending    [][]byte          // notifications raised while detached
 	registered map[watchKey]bool // watches the fake holds for this session
 }
@@ -108,6 +109,7 @@ func (s *session) attach(cc *clientConn, withReadOnly bool) bool {
 	} else {
 		s.timer.Reset(s.timeout)
 	}
+	s.deadline = time.Now().Add(s.timeout)
 	cc.send(encodeConnectResponse(int32(s.timeout/time.Millisecond), s.id, s.passwd, withReadOnly))
 	for _, body := range s.pending {
 		cc.send(body)
@@ -135,6 +137,7 @@ func (s *session) touch() {
 	s.mu.Lock()
 	if !s.dead && s.timer != nil {
 		s.timer.Reset(s.timeout)
+		s.deadline = time.Now().Add(s.timeout)
 	}
 	s.mu.Unlock()
 }
