@@ -15,9 +15,11 @@ import (
 // testing/synctest bubble everything runs in virtual time, so a session
 // timeout passes at once. It is how code that takes a *zk.Conn itself
 // (go-zookeeper's zk.Lock, much production code), and so cannot be handed a
-// *zkfake.Conn, is tested against the fake and its faults.
+// *zkfake.Conn, is tested against the fake and its faults. It is a
+// Listener whose connections are pipes: its faults (Drop, Partition),
+// four-letter words and Admin work as over TCP.
 type Pipe struct {
-	l  *Listener
+	*Listener
 	ln *pipeListener
 }
 
@@ -30,7 +32,7 @@ func ServePipe(srv *zkfake.Server, opts ...Option) *Pipe {
 		defer l.wg.Done()
 		l.acceptLoop()
 	}()
-	return &Pipe{l: l, ln: ln}
+	return &Pipe{Listener: l, ln: ln}
 }
 
 // PipeAddress is the address a Pipe's clients name; Dial ignores it.
@@ -71,11 +73,6 @@ func (p *Pipe) Connect(sessionTimeout time.Duration) (*zk.Conn, <-chan zk.Event,
 type discard struct{}
 
 func (discard) Printf(string, ...any) {}
-
-// Close stops serving: it drops every client connection and closes every
-// session opened through the Pipe (as Listener.Close does). The server
-// stays open.
-func (p *Pipe) Close() error { return p.l.Close() }
 
 // pipeListener is a net.Listener whose connections are net.Pipe ends.
 type pipeListener struct {

@@ -46,11 +46,12 @@ type Listener struct {
 	cfg     config
 	started time.Time
 
-	mu       sync.Mutex
-	sessions map[int64]*session
-	conns    map[*clientConn]struct{}
-	closed   bool
-	wg       sync.WaitGroup
+	mu          sync.Mutex
+	sessions    map[int64]*session
+	conns       map[*clientConn]struct{}
+	partitioned map[int64]bool // sessions whose reconnects are refused (Partition)
+	closed      bool
+	wg          sync.WaitGroup
 
 	received, sent atomic.Int64
 	traceMask      atomic.Int64 // gtmk and stmk
@@ -89,8 +90,9 @@ func newListener(srv *zkfake.Server, ln net.Listener, opts []Option) *Listener {
 	}
 	l := &Listener{
 		srv: srv, ln: ln, cfg: cfg, started: time.Now(),
-		sessions: map[int64]*session{},
-		conns:    map[*clientConn]struct{}{},
+		sessions:    map[int64]*session{},
+		conns:       map[*clientConn]struct{}{},
+		partitioned: map[int64]bool{},
 	}
 	l.traceMask.Store(defaultTraceMask)
 	return l
@@ -410,6 +412,10 @@ func (l *Listener) handshake(cc *clientConn, creq *connectRequest) *session {
 	if creq.lastZxidSeen > l.srv.Zxid() {
 		// The client has seen a newer state than this server's: the real
 		// server refuses it so that it moves to another member.
+		return nil
+	}
+	if l.isPartitioned(creq.sessionID) {
+		// Cut off (Partition): as if no server answered.
 		return nil
 	}
 	if creq.sessionID != 0 {

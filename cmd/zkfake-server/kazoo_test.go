@@ -1,0 +1,82 @@
+package main
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// kazooScript is a kazoo test of its own against the served fake: the
+// server's version (kazoo asks envi), a transaction, an ephemeral node,
+// and the session expired through the admin interface, which kazoo sees as
+// LOST, then a new session that no longer has the node.
+const kazooScript = `
+import os, threading, urllib.request
+from kazoo.client import KazooClient, KazooState
+zk = KazooClient(hosts=os.environ["ZK"], timeout=4)
+lost = threading.Event()
+zk.add_listener(lambda s: lost.set() if s == KazooState.LOST else None)
+zk.start(timeout=10)
+assert zk.server_version()[:2] == (3, 8), zk.server_version()
+t = zk.transaction()
+t.create("/kz", b"x")
+t.create("/kz/child", b"y")
+assert t.commit() == ["/kz", "/kz/child"]
+zk.create("/kz/e", b"", ephemeral=True)
+sid = "0x%x" % zk.client_id[0]
+urllib.request.urlopen(urllib.request.Request(os.environ["ADMIN"] + "/sessions/" + sid + "/expire", method="POST")).read()
+assert lost.wait(10), "kazoo never saw its session LOST"
+zk.stop()
+zk.start(timeout=10)
+assert zk.exists("/kz/e") is None
+assert zk.get("/kz/child")[0] == b"y"
+zk.stop()
+print("ok")
+`
+
+// kazooPython returns a Python with kazoo (Debian's python3-kazoo), or ""
+// when none is installed.
+func kazooPython() string {
+	for _, py := range []string{"/usr/bin/python3", "python3"} {
+		if exec.Command(py, "-c", "import kazoo").Run() == nil {
+			return py
+		}
+	}
+	return ""
+}
+
+// TestKazooAgainstTheServedFake runs kazooScript where kazoo is installed
+// (CI installs python3-kazoo).
+func TestKazooAgainstTheServedFake(t *testing.T) {
+	py := kazooPython()
+	if py == "" {
+		t.Skip("no Python with kazoo (apt-get install python3-kazoo)")
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	stop := make(chan os.Signal, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- run(options{addr: "127.0.0.1:0", admin: "127.0.0.1:0", tick: 200 * time.Millisecond, maxConns: 60, members: 1}, w, stop)
+		w.Close()
+	}()
+	lines := bufio.NewReader(r)
+	zkAddr, _ := lines.ReadString('\n')
+	admin, _ := lines.ReadString('\n')
+	cmd := exec.Command(py, "-c", kazooScript)
+	cmd.Env = append(os.Environ(), "ZK="+strings.TrimSpace(zkAddr), "ADMIN="+strings.TrimPrefix(strings.TrimSpace(admin), "admin "))
+	out, err := cmd.CombinedOutput()
+	stop <- os.Interrupt
+	if runErr := <-done; runErr != nil {
+		t.Errorf("run: %v", runErr)
+	}
+	if err != nil || !strings.HasSuffix(strings.TrimSpace(string(out)), "ok") {
+		t.Fatalf("kazoo: %v\n%s", err, out)
+	}
+}
