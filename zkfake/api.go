@@ -58,15 +58,8 @@ func (c *Conn) SetLogger(zk.Logger) {}
 // Create creates a znode and returns its path, which for a sequential node
 // carries the server's 10-digit sequence number.
 func (c *Conn) Create(path string, data []byte, flags int32, acl []zk.ACL) (string, error) {
-	kind, sequential, ok := decodeFlags(flags)
-	if !ok {
-		return "", fmt.Errorf("invalid flag value: [%v]", flags)
-	}
-	if err := checkClientPath(path, sequential); err != nil {
+	if err := checkCreate("create", path, flags); err != nil {
 		return "", err
-	}
-	if kind == kindTTL {
-		return "", fmt.Errorf("Create with TTL flag disallowed: %w", zk.ErrInvalidFlags)
 	}
 	return c.create("create", createOp{path: path, data: data, acl: acl, flags: flags, ttl: -1}, createSize(path, data, acl))
 }
@@ -91,15 +84,8 @@ func (c *Conn) create(op string, req createOp, size int) (string, error) {
 // CreateContainer creates a container znode, which the server deletes once
 // its last child is gone.
 func (c *Conn) CreateContainer(path string, data []byte, flag int32, acl []zk.ACL) (string, error) {
-	kind, sequential, ok := decodeFlags(flag)
-	if !ok {
-		return "", fmt.Errorf("invalid flag value: [%v]", flag)
-	}
-	if err := checkClientPath(path, sequential); err != nil {
+	if err := checkCreate("createContainer", path, flag); err != nil {
 		return "", err
-	}
-	if kind != kindContainer {
-		return "", fmt.Errorf("CreateContainer requires container flag: %w", zk.ErrInvalidFlags)
 	}
 	return c.create("createContainer", createOp{path: path, data: data, acl: acl, flags: flag, ttl: -1}, createSize(path, data, acl))
 }
@@ -107,15 +93,8 @@ func (c *Conn) CreateContainer(path string, data []byte, flag int32, acl []zk.AC
 // CreateTTL creates a TTL znode, which the server deletes once it has had no
 // children and no change for ttl.
 func (c *Conn) CreateTTL(path string, data []byte, flag int32, acl []zk.ACL, ttl time.Duration) (string, error) {
-	kind, sequential, ok := decodeFlags(flag)
-	if !ok {
-		return "", fmt.Errorf("invalid flag value: [%v]", flag)
-	}
-	if err := checkClientPath(path, sequential); err != nil {
+	if err := checkCreate("createTTL", path, flag); err != nil {
 		return "", err
-	}
-	if kind != kindTTL {
-		return "", fmt.Errorf("CreateTTL requires TTL flag: %w", zk.ErrInvalidFlags)
 	}
 	return c.create("createTTL", createOp{path: path, data: data, acl: acl, flags: flag, ttl: ttl.Milliseconds()}, createSize(path, data, acl)+8)
 }
@@ -354,47 +333,19 @@ func (c *Conn) Sync(path string) (string, error) {
 // go-zookeeper it checks no path itself: the server refuses a bad one with
 // zk.ErrBadArguments.
 func (c *Conn) Multi(ops ...interface{}) ([]zk.MultiResponse, error) {
-	size := headerSize + 9
-	for _, op := range ops {
-		switch op := op.(type) {
-		case *zk.CreateRequest:
-			size += 9 + createSize(op.Path, op.Data, op.Acl) - headerSize
-		case *zk.SetDataRequest:
-			size += 9 + stringSize(op.Path) + bytesSize(op.Data) + 4
-		case *zk.DeleteRequest, *zk.CheckVersionRequest:
-			size += 9 + stringSize(multiPath(op)) + 4
-		default:
-			return nil, fmt.Errorf("unknown operation type %T", op)
-		}
+	size, err := multiSize(ops)
+	if err != nil {
+		return nil, err
 	}
 	var mr []zk.MultiResponse
-	err := c.exchange("multi", multiPath(firstOf(ops)), size, func(st *state) error {
+	err = c.exchange("multi", multiPath(firstOf(ops)), size, func(st *state) error {
 		return c.write(st, "multi", "", func() string { return describeMulti(ops) }, func(ctx writeCtx) (string, zk.Stat, error) {
 			var err error
 			mr, err = st.multi(ctx, ops)
 			return "", zk.Stat{}, err
 		})
 	})
-	if err == zk.ErrConnectionClosed {
-		return nil, err
-	}
-	if mr == nil {
-		// go-zookeeper answers a request that got no reply with an empty,
-		// non-nil slice.
-		mr = []zk.MultiResponse{}
-	}
-	if err == nil {
-		// The server answers a container create in a multi with a result
-		// type (create2) go-zookeeper v1.0.4 cannot decode: the multi is
-		// applied, but the client gets zk.ErrAPIError and the results
-		// before that op only.
-		for i, op := range ops {
-			if req, ok := op.(*zk.CreateRequest); ok && req.Flags == zk.FlagContainer {
-				return mr[:i], zk.ErrAPIError
-			}
-		}
-	}
-	return mr, err
+	return multiReply(ops, mr, err)
 }
 
 // AddAuth adds an identity to the session ("digest" with "user:password").
