@@ -91,21 +91,6 @@ const (
 	linkClosed            // Close was called
 )
 
-// watchType is go-zookeeper's client-side kind of watch: the same server
-// watch fans out to different channels by the call that set it.
-type watchType uint8
-
-const (
-	watchData  watchType = iota // GetW, or ExistsW on an existing node
-	watchExist                  // ExistsW on a missing node
-	watchChild                  // ChildrenW
-)
-
-type watchKey struct {
-	path string
-	kind watchType
-}
-
 // heldEvent is a watch event in a cut connection, delivered if it heals.
 type heldEvent struct {
 	event zk.Event
@@ -158,21 +143,11 @@ func (c *Conn) sendEvent(ev zk.Event) {
 }
 
 // receive handles a watch event from the server: onto the event channel,
-// then to every watch channel the event concerns. Called with srv.mu held.
+// then to every watch channel on its path of a kind it fires
+// (kindsFiredBy). Called with srv.mu held.
 func (c *Conn) receive(ev zk.Event) {
 	c.sendEvent(ev)
-	var kinds []watchType
-	switch ev.Type {
-	case zk.EventNodeCreated:
-		kinds = []watchType{watchExist}
-	case zk.EventNodeDataChanged:
-		kinds = []watchType{watchExist, watchData}
-	case zk.EventNodeChildrenChanged:
-		kinds = []watchType{watchChild}
-	case zk.EventNodeDeleted:
-		kinds = []watchType{watchExist, watchData, watchChild}
-	}
-	for _, k := range kinds {
+	for _, k := range kindsFiredBy(ev.Type) {
 		key := watchKey{ev.Path, k}
 		for _, ch := range c.watchers[key] {
 			ch <- ev

@@ -153,3 +153,49 @@ func (w watchTable) fire(t trigger) []notification {
 		return w.changed(t.path, t.acl)
 	}
 }
+
+// watchType is go-zookeeper's client-side kind of watch: the same server
+// watch fans out to different channels by the call that set it. The three
+// kinds are also the three lists of the SetWatches request by which a
+// reconnecting client re-arms its watches.
+type watchType uint8
+
+const (
+	watchData  watchType = iota // GetW, or ExistsW on an existing node
+	watchExist                  // ExistsW on a missing node
+	watchChild                  // ChildrenW
+)
+
+// watchKey names the client's watch channels on one path of one kind.
+type watchKey struct {
+	path string
+	kind watchType
+}
+
+// The kinds of client watch each event type fires, in go-zookeeper's order.
+// Package-level so that receiving an event allocates nothing.
+var (
+	firedByCreated         = []watchType{watchExist}
+	firedByDataChanged     = []watchType{watchExist, watchData}
+	firedByChildrenChanged = []watchType{watchChild}
+	firedByDeleted         = []watchType{watchExist, watchData, watchChild}
+)
+
+// kindsFiredBy returns the kinds of the client's watches on an event's path
+// that an event of type t fires, and so closes, in the order they fire:
+// go-zookeeper's table (recvLoop), copied so that the same channels fire
+// on the fake. Any other type (a session event, NotWatching) fires none.
+// The slice is shared: callers must not change it.
+func kindsFiredBy(t zk.EventType) []watchType {
+	switch t {
+	case zk.EventNodeCreated:
+		return firedByCreated
+	case zk.EventNodeDataChanged:
+		return firedByDataChanged
+	case zk.EventNodeChildrenChanged:
+		return firedByChildrenChanged
+	case zk.EventNodeDeleted:
+		return firedByDeleted
+	}
+	return nil
+}
