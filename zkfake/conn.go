@@ -469,52 +469,15 @@ func (c *Conn) scheduleDial() {
 
 // setWatches re-arms the client's watches on the server after a reconnect,
 // firing at once those whose node changed since the last zxid the client
-// saw, exactly as ZooKeeper's DataTree.setWatches decides. Called with
-// srv.mu held.
+// saw, as the server's answer to its SetWatches request decides
+// (view.setWatches). Called with srv.mu held.
 func (c *Conn) setWatches() {
 	s := c.srv
 	keys := make([]watchKey, 0, len(c.watchers))
 	for k := range c.watchers {
 		keys = append(keys, k)
 	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].kind != keys[j].kind {
-			return keys[i].kind < keys[j].kind
-		}
-		return keys[i].path < keys[j].path
-	})
-	var fired []notification
-	v := s.viewOf(c)
-	for _, k := range keys {
-		n := v.tree.get(k.path)
-		switch k.kind {
-		case watchData:
-			switch {
-			case n == nil:
-				fired = append(fired, notification{c.session, watchEvent(zk.EventNodeDeleted, k.path), nil})
-			case n.mzxid > c.lastZxid.Load():
-				fired = append(fired, notification{c.session, watchEvent(zk.EventNodeDataChanged, k.path), nil})
-			default:
-				addWatch(v.watches.data, k.path, c.session)
-			}
-		case watchExist:
-			if n != nil {
-				fired = append(fired, notification{c.session, watchEvent(zk.EventNodeCreated, k.path), nil})
-			} else {
-				addWatch(v.watches.data, k.path, c.session)
-			}
-		case watchChild:
-			switch {
-			case n == nil:
-				fired = append(fired, notification{c.session, watchEvent(zk.EventNodeDeleted, k.path), nil})
-			case n.pzxid > c.lastZxid.Load():
-				fired = append(fired, notification{c.session, watchEvent(zk.EventNodeChildrenChanged, k.path), nil})
-			default:
-				addWatch(v.watches.child, k.path, c.session)
-			}
-		}
-	}
-	s.deliver(fired, s.st.zxid)
+	s.deliver(s.viewOf(c).setWatches(c.session, c.lastZxid.Load(), keys), s.st.zxid)
 }
 
 // crash cuts the client off for good. Called with srv.mu held.

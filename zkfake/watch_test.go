@@ -167,3 +167,125 @@ func TestEveryFiredWatchFiresItsClientChannel(t *testing.T) {
 		}
 	}
 }
+
+// A re-armed watch fires at once for what its client missed, judged by the
+// node's zxids against the last zxid the client saw: ZooKeeper's
+// DataTree.setWatches, one watch at a time.
+func TestMissedEvent(t *testing.T) {
+	const last = 5
+	none := zk.EventType(0)
+	tests := []struct {
+		name string
+		kind watchType
+		node *znode // nil: no node at the path
+		want zk.EventType
+	}{
+		{"data watch, node gone", watchData, nil, zk.EventNodeDeleted},
+		{"data watch, data seen", watchData, &znode{mzxid: last, pzxid: last}, none},
+		{"data watch, data changed since", watchData, &znode{mzxid: last + 1, pzxid: last}, zk.EventNodeDataChanged},
+		{"data watch, only children changed", watchData, &znode{mzxid: last, pzxid: last + 4}, none},
+		{"exist watch, still no node", watchExist, nil, none},
+		{"exist watch, node there", watchExist, &znode{mzxid: last + 1, pzxid: last + 1}, zk.EventNodeCreated},
+		// The client saw no node, so it learns of one whatever its zxids.
+		{"exist watch, node older than the client's zxid", watchExist, &znode{mzxid: 1, pzxid: 1}, zk.EventNodeCreated},
+		{"child watch, node gone", watchChild, nil, zk.EventNodeDeleted},
+		{"child watch, children seen", watchChild, &znode{mzxid: last, pzxid: last}, none},
+		{"child watch, children changed since", watchChild, &znode{mzxid: last, pzxid: last + 1}, zk.EventNodeChildrenChanged},
+		{"child watch, only data changed", watchChild, &znode{mzxid: last + 4, pzxid: last}, none},
+	}
+	for _, tt := range tests {
+		got, fired := missedEvent(tt.kind, tt.node, last)
+		if !fired {
+			got = none
+		}
+		if fired != (tt.want != none) || got != tt.want {
+			t.Errorf("%s: missedEvent fires %s, want %s", tt.name, eventName(got), eventName(tt.want))
+		}
+	}
+}
+
+// setWatches on the core: a client that saw the tree up to some zxid comes
+// back, after writes it missed, with watches listed in no order. The missed
+// ones fire in the order of go-zookeeper's SetWatches lists (data, exist,
+// child; each by path); the rest are set again in the table of their kind.
+// Asked with a last-seen zxid past every write, only the nodes that came
+// or went fire.
+func TestSetWatchesFiresWhatTheClientMissed(t *testing.T) {
+	st := newCore(t, "/same", "/data", "/kids", "/gone")
+	seen := st.zxid
+	for _, op := range []func(st *state, ctx writeCtx) error{
+		setDataAt("/data"), createAt("/kids/k"), deleteAt("/gone"), createAt("/new"),
+	} {
+		if _, err := runWrite(st, op); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keys := []watchKey{
+		{"/same", watchChild}, {"/new", watchExist}, {"/kids", watchData}, {"/gone", watchChild},
+		{"/data", watchData}, {"/kids", watchChild}, {"/never", watchExist}, {"/same", watchData},
+		{"/data", watchChild}, {"/gone", watchData},
+	}
+	type armed struct {
+		data, child []string
+	}
+	tests := []struct {
+		lastZxid int64
+		fired    []zk.Event
+		armed    armed
+	}{
+		{seen, []zk.Event{
+			watchEvent(zk.EventNodeDataChanged, "/data"),
+			watchEvent(zk.EventNodeDeleted, "/gone"),
+			watchEvent(zk.EventNodeCreated, "/new"),
+			watchEvent(zk.EventNodeDeleted, "/gone"),
+			watchEvent(zk.EventNodeChildrenChanged, "/kids"),
+		}, armed{data: []string{"/kids", "/never", "/same"}, child: []string{"/data", "/same"}}},
+		{st.zxid, []zk.Event{
+			watchEvent(zk.EventNodeDeleted, "/gone"),
+			watchEvent(zk.EventNodeCreated, "/new"),
+			watchEvent(zk.EventNodeDeleted, "/gone"),
+		}, armed{data: []string{"/data", "/kids", "/never", "/same"}, child: []string{"/data", "/kids", "/same"}}},
+	}
+	for _, tt := range tests {
+		v := view{st.tree, newWatchTable()}
+		ns := v.setWatches(testSession, tt.lastZxid, slices.Clone(keys))
+		var fired []zk.Event
+		for _, n := range ns {
+			if n.session != testSession || n.acl != nil {
+				t.Errorf("last zxid %d: notification %+v, want one for session %d with no ACL check", tt.lastZxid, n, testSession)
+			}
+			fired = append(fired, n.event)
+		}
+		if !slices.Equal(fired, tt.fired) {
+			t.Errorf("last zxid %d: fired %v, want %v", tt.lastZxid, fired, tt.fired)
+		}
+		got := armed{data: watchedPaths(v.watches.data), child: watchedPaths(v.watches.child)}
+		if !slices.Equal(got.data, tt.armed.data) || !slices.Equal(got.child, tt.armed.child) {
+			t.Errorf("last zxid %d: set again %+v, want %+v", tt.lastZxid, got, tt.armed)
+		}
+	}
+}
+
+// watchedPaths lists, sorted, the paths testSession watches in table, and
+// only those: it fails the comparison if any other session is there.
+func watchedPaths(table map[string]map[int64]struct{}) []string {
+	var paths []string
+	for path, set := range table {
+		if _, ok := set[testSession]; ok && len(set) == 1 {
+			paths = append(paths, path)
+		} else {
+			paths = append(paths, fmt.Sprintf("%s (sessions %v)", path, set))
+		}
+	}
+	slices.Sort(paths)
+	return paths
+}
+
+// eventName names an event type for TestMissedEvent, the zero type as no
+// event.
+func eventName(t zk.EventType) string {
+	if t == 0 {
+		return "no event"
+	}
+	return t.String()
+}
