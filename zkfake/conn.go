@@ -195,18 +195,47 @@ func (c *Conn) wake() {
 	c.changed = make(chan struct{})
 }
 
+// requestFate is the rule for a request waiting on the link, applied each
+// time it looks: link and connGen are the link's state and connection now,
+// wire the connection the request went out on, or -1 while it has gone out
+// on none. A request made while the link is cut is on the wire: it gets
+// through if the partition heals before the client gives up on the
+// connection, and if that connection is dropped meanwhile it goes with it,
+// even if a new connection is up by the time it looks. A request made while
+// the client reconnects is queued for the next connection. requestFate
+// returns the request's wire and, once the request is lost — that way, or
+// because the client closed or crashed — zk.ErrConnectionClosed.
+func requestFate(link linkState, wire, connGen int) (int, error) {
+	switch link {
+	case linkCrashed, linkClosed:
+		return wire, zk.ErrConnectionClosed
+	case linkCut:
+		if wire < 0 {
+			return connGen, nil
+		}
+		if connGen != wire {
+			return wire, zk.ErrConnectionClosed
+		}
+	case linkDown:
+		if wire >= 0 {
+			return wire, zk.ErrConnectionClosed
+		}
+	case linkUp:
+		if wire >= 0 && connGen != wire {
+			return wire, zk.ErrConnectionClosed
+		}
+	}
+	return wire, nil
+}
+
 // awaitLink returns once the link is up, or with the error the request
-// fails with, releasing srv.mu while it waits. A request made while the link
-// is cut is on the wire: it gets through if the partition heals before the
-// client gives up on the connection, and if that connection is dropped
-// meanwhile it goes with it, even if a new connection is up by the time it
-// looks. A request made while the client reconnects is queued: it goes out
-// on the next connection, or fails with zk.ErrNoServer when a round of dials
-// fails. Requests that waited go on in the order they were made — as
-// go-zookeeper's send queue and the connection keep them — each with its
-// ticket, not in the order the Go scheduler wakes their goroutines; a
-// request made while some still wait takes a ticket too. Called with
-// srv.mu held.
+// fails with, releasing srv.mu while it waits. Whether a request on the
+// wire or in the queue is lost is requestFate's to say; a queued request
+// also fails, with zk.ErrNoServer, when a round of dials fails. Requests
+// that waited go on in the order they were made — as go-zookeeper's send
+// queue and the connection keep them — each with its ticket, not in the
+// order the Go scheduler wakes their goroutines; a request made while some
+// still wait takes a ticket too. Called with srv.mu held.
 func (c *Conn) awaitLink() error {
 	if c.link == linkUp && c.turn == c.tickets {
 		return nil
@@ -222,24 +251,7 @@ func (c *Conn) awaitLink() error {
 	var fail error // how the request failed, once it has
 	for {
 		if fail == nil {
-			switch c.link {
-			case linkCrashed, linkClosed:
-				fail = zk.ErrConnectionClosed
-			case linkCut:
-				if wire < 0 {
-					wire = c.connGen
-				} else if c.connGen != wire {
-					fail = zk.ErrConnectionClosed
-				}
-			case linkDown:
-				if wire >= 0 {
-					fail = zk.ErrConnectionClosed
-				}
-			case linkUp:
-				if wire >= 0 && c.connGen != wire {
-					fail = zk.ErrConnectionClosed
-				}
-			}
+			wire, fail = requestFate(c.link, wire, c.connGen)
 		}
 		if c.turn == ticket && (fail != nil || c.link == linkUp) {
 			return fail
