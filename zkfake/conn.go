@@ -15,7 +15,10 @@ import (
 // events it reports, the requests that wait for it, and the watch channels
 // the client hands out. client.go is what go-zookeeper does on its own side
 // of the wire, which the server never sees; api.go is the method set of
-// *zk.Conn, built from the two over the pure core (state.go).
+// *zk.Conn, built from the two over the pure core (state.go). What the
+// connection decides without a lock, a timer or a channel is a plain
+// function, tested on plain data: requestFate here, kindsFiredBy and
+// view.setWatches in watch.go.
 
 // Conn is a client session on a fake Server. It has exactly the method set
 // of *zk.Conn from github.com/go-zookeeper/zk v1.0.4, with the same
