@@ -3,12 +3,22 @@ package zkfake
 import (
 	"fmt"
 	"sort"
-	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 )
+
+// A Conn is written in three files, one idea each. This one is the
+// connection: the link to the server as a state machine (up, cut by a
+// partition, down and redialling in rounds, crashed, closed), the session
+// events it reports, the requests that wait for it, and the watch channels
+// the client hands out. client.go is what go-zookeeper does on its own side
+// of the wire, which the server never sees; api.go is the method set of
+// *zk.Conn, built from the two over the pure core (state.go). What the
+// connection decides without a lock, a timer or a channel is a plain
+// function, tested on plain data: requestFate here, kindsFiredBy and
+// view.setWatches in watch.go.
 
 // Conn is a client session on a fake Server. It has exactly the method set
 // of *zk.Conn from github.com/go-zookeeper/zk v1.0.4, with the same
@@ -84,21 +94,6 @@ const (
 	linkClosed            // Close was called
 )
 
-// watchType is go-zookeeper's client-side kind of watch: the same server
-// watch fans out to different channels by the call that set it.
-type watchType uint8
-
-const (
-	watchData  watchType = iota // GetW, or ExistsW on an existing node
-	watchExist                  // ExistsW on a missing node
-	watchChild                  // ChildrenW
-)
-
-type watchKey struct {
-	path string
-	kind watchType
-}
-
 // heldEvent is a watch event in a cut connection, delivered if it heals.
 type heldEvent struct {
 	event zk.Event
@@ -151,21 +146,11 @@ func (c *Conn) sendEvent(ev zk.Event) {
 }
 
 // receive handles a watch event from the server: onto the event channel,
-// then to every watch channel the event concerns. Called with srv.mu held.
+// then to every watch channel on its path of a kind it fires
+// (kindsFiredBy). Called with srv.mu held.
 func (c *Conn) receive(ev zk.Event) {
 	c.sendEvent(ev)
-	var kinds []watchType
-	switch ev.Type {
-	case zk.EventNodeCreated:
-		kinds = []watchType{watchExist}
-	case zk.EventNodeDataChanged:
-		kinds = []watchType{watchExist, watchData}
-	case zk.EventNodeChildrenChanged:
-		kinds = []watchType{watchChild}
-	case zk.EventNodeDeleted:
-		kinds = []watchType{watchExist, watchData, watchChild}
-	}
-	for _, k := range kinds {
+	for _, k := range kindsFiredBy(ev.Type) {
 		key := watchKey{ev.Path, k}
 		for _, ch := range c.watchers[key] {
 			ch <- ev
@@ -213,18 +198,47 @@ func (c *Conn) wake() {
 	c.changed = make(chan struct{})
 }
 
+// requestFate is the rule for a request waiting on the link, applied each
+// time it looks: link and connGen are the link's state and connection now,
+// wire the connection the request went out on, or -1 while it has gone out
+// on none. A request made while the link is cut is on the wire: it gets
+// through if the partition heals before the client gives up on the
+// connection, and if that connection is dropped meanwhile it goes with it,
+// even if a new connection is up by the time it looks. A request made while
+// the client reconnects is queued for the next connection. requestFate
+// returns the request's wire and, once the request is lost — that way, or
+// because the client closed or crashed — zk.ErrConnectionClosed.
+func requestFate(link linkState, wire, connGen int) (int, error) {
+	switch link {
+	case linkCrashed, linkClosed:
+		return wire, zk.ErrConnectionClosed
+	case linkCut:
+		if wire < 0 {
+			return connGen, nil
+		}
+		if connGen != wire {
+			return wire, zk.ErrConnectionClosed
+		}
+	case linkDown:
+		if wire >= 0 {
+			return wire, zk.ErrConnectionClosed
+		}
+	case linkUp:
+		if wire >= 0 && connGen != wire {
+			return wire, zk.ErrConnectionClosed
+		}
+	}
+	return wire, nil
+}
+
 // awaitLink returns once the link is up, or with the error the request
-// fails with, releasing srv.mu while it waits. A request made while the link
-// is cut is on the wire: it gets through if the partition heals before the
-// client gives up on the connection, and if that connection is dropped
-// meanwhile it goes with it, even if a new connection is up by the time it
-// looks. A request made while the client reconnects is queued: it goes out
-// on the next connection, or fails with zk.ErrNoServer when a round of dials
-// fails. Requests that waited go on in the order they were made — as
-// go-zookeeper's send queue and the connection keep them — each with its
-// ticket, not in the order the Go scheduler wakes their goroutines; a
-// request made while some still wait takes a ticket too. Called with
-// srv.mu held.
+// fails with, releasing srv.mu while it waits. Whether a request on the
+// wire or in the queue is lost is requestFate's to say; a queued request
+// also fails, with zk.ErrNoServer, when a round of dials fails. Requests
+// that waited go on in the order they were made — as go-zookeeper's send
+// queue and the connection keep them — each with its ticket, not in the
+// order the Go scheduler wakes their goroutines; a request made while some
+// still wait takes a ticket too. Called with srv.mu held.
 func (c *Conn) awaitLink() error {
 	if c.link == linkUp && c.turn == c.tickets {
 		return nil
@@ -240,24 +254,7 @@ func (c *Conn) awaitLink() error {
 	var fail error // how the request failed, once it has
 	for {
 		if fail == nil {
-			switch c.link {
-			case linkCrashed, linkClosed:
-				fail = zk.ErrConnectionClosed
-			case linkCut:
-				if wire < 0 {
-					wire = c.connGen
-				} else if c.connGen != wire {
-					fail = zk.ErrConnectionClosed
-				}
-			case linkDown:
-				if wire >= 0 {
-					fail = zk.ErrConnectionClosed
-				}
-			case linkUp:
-				if wire >= 0 && c.connGen != wire {
-					fail = zk.ErrConnectionClosed
-				}
-			}
+			wire, fail = requestFate(c.link, wire, c.connGen)
 		}
 		if c.turn == ticket && (fail != nil || c.link == linkUp) {
 			return fail
@@ -487,52 +484,15 @@ func (c *Conn) scheduleDial() {
 
 // setWatches re-arms the client's watches on the server after a reconnect,
 // firing at once those whose node changed since the last zxid the client
-// saw, exactly as ZooKeeper's DataTree.setWatches decides. Called with
-// srv.mu held.
+// saw, as the server's answer to its SetWatches request decides
+// (view.setWatches). Called with srv.mu held.
 func (c *Conn) setWatches() {
 	s := c.srv
 	keys := make([]watchKey, 0, len(c.watchers))
 	for k := range c.watchers {
 		keys = append(keys, k)
 	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].kind != keys[j].kind {
-			return keys[i].kind < keys[j].kind
-		}
-		return keys[i].path < keys[j].path
-	})
-	var fired []notification
-	v := s.viewOf(c)
-	for _, k := range keys {
-		n := v.tree.get(k.path)
-		switch k.kind {
-		case watchData:
-			switch {
-			case n == nil:
-				fired = append(fired, notification{c.session, watchEvent(zk.EventNodeDeleted, k.path), nil})
-			case n.mzxid > c.lastZxid.Load():
-				fired = append(fired, notification{c.session, watchEvent(zk.EventNodeDataChanged, k.path), nil})
-			default:
-				addWatch(v.watches.data, k.path, c.session)
-			}
-		case watchExist:
-			if n != nil {
-				fired = append(fired, notification{c.session, watchEvent(zk.EventNodeCreated, k.path), nil})
-			} else {
-				addWatch(v.watches.data, k.path, c.session)
-			}
-		case watchChild:
-			switch {
-			case n == nil:
-				fired = append(fired, notification{c.session, watchEvent(zk.EventNodeDeleted, k.path), nil})
-			case n.pzxid > c.lastZxid.Load():
-				fired = append(fired, notification{c.session, watchEvent(zk.EventNodeChildrenChanged, k.path), nil})
-			default:
-				addWatch(v.watches.child, k.path, c.session)
-			}
-		}
-	}
-	s.deliver(fired, s.st.zxid)
+	s.deliver(s.viewOf(c).setWatches(c.session, c.lastZxid.Load(), keys), s.st.zxid)
 }
 
 // crash cuts the client off for good. Called with srv.mu held.
@@ -570,554 +530,4 @@ func (c *Conn) closeEvents() {
 	}
 	c.eventsShut = true
 	close(c.events)
-}
-
-// Close closes the session, as (*zk.Conn).Close does: the server deletes
-// its ephemeral nodes and fires the watches that triggers; the client
-// reports StateDisconnected, ends its own watches with EventNotWatching and
-// zk.ErrClosing, and closes its event channel. Calls after Close return
-// zk.ErrConnectionClosed. If the client is cut off, the server does not hear
-// the close and the session expires after its timeout.
-func (c *Conn) Close() {
-	s := c.srv
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if c.link == linkClosed || c.link == linkCrashed {
-		return
-	}
-	if c.link == linkUp {
-		s.endSession(c.session, "closeSession")
-	} else if s.conns[c.session] == c {
-		s.armExpiry(c.session, c.timeout)
-	}
-	c.stopTimers()
-	c.link = linkClosed
-	c.sendEvent(sessionEvent(zk.StateDisconnected, s.cfg.addr))
-	c.invalidateWatches(zk.ErrClosing)
-	c.closeEvents()
-	c.wake()
-}
-
-// State returns the current state of the connection.
-func (c *Conn) State() zk.State { return zk.State(c.state.Load()) }
-
-// SessionID returns the current session id; 0 between an expiry and the
-// next session.
-func (c *Conn) SessionID() int64 { return c.sessionID.Load() }
-
-// Server returns the address of the server the client is connected to.
-func (c *Conn) Server() string { return c.srv.cfg.addr }
-
-// SetLogger is accepted for compatibility with *zk.Conn; the fake logs
-// nothing.
-func (c *Conn) SetLogger(zk.Logger) {}
-
-// maxPacket is the largest request the server reads (jute.maxbuffer, 1 MiB
-// less one byte); a larger one makes it close the connection.
-const maxPacket = 0xfffff
-
-// clientBuffer is go-zookeeper's send buffer: a request that does not fit
-// fails in the client with zk.ErrShortBuffer.
-const clientBuffer = 1536 * 1024
-
-// Sizes of go-zookeeper's request encodings, for the packet limit.
-func stringSize(s string) int { return 4 + len(s) }
-func bytesSize(b []byte) int  { return 4 + len(b) }
-func aclSize(acl []zk.ACL) int {
-	n := 4
-	for _, a := range acl {
-		n += 4 + stringSize(a.Scheme) + stringSize(a.ID)
-	}
-	return n
-}
-
-const headerSize = 8 // xid and op code
-
-func createSize(path string, data []byte, acl []zk.ACL) int {
-	return headerSize + stringSize(path) + bytesSize(data) + aclSize(acl) + 4
-}
-
-// Create creates a znode and returns its path, which for a sequential node
-// carries the server's 10-digit sequence number.
-func (c *Conn) Create(path string, data []byte, flags int32, acl []zk.ACL) (string, error) {
-	kind, sequential, ok := decodeFlags(flags)
-	if !ok {
-		return "", fmt.Errorf("invalid flag value: [%v]", flags)
-	}
-	if err := checkClientPath(path, sequential); err != nil {
-		return "", err
-	}
-	if kind == kindTTL {
-		return "", fmt.Errorf("Create with TTL flag disallowed: %w", zk.ErrInvalidFlags)
-	}
-	return c.create("create", createOp{path: path, data: data, acl: acl, flags: flags, ttl: -1}, createSize(path, data, acl))
-}
-
-func (c *Conn) create(op string, req createOp, size int) (string, error) {
-	var created string
-	err := c.exchange(op, req.path, size, func(st *state) error {
-		input := func() string { return fmt.Sprintf("flags=%d data=%q", req.flags, req.data) }
-		return c.write(st, op, req.path, input, func(ctx writeCtx) (string, zk.Stat, error) {
-			ctx.clientChecked = true
-			p, stat, err := st.create(ctx, req)
-			created = p
-			return p, stat, err
-		})
-	})
-	if err != nil {
-		return "", err
-	}
-	return created, nil
-}
-
-// CreateContainer creates a container znode, which the server deletes once
-// its last child is gone.
-func (c *Conn) CreateContainer(path string, data []byte, flag int32, acl []zk.ACL) (string, error) {
-	kind, sequential, ok := decodeFlags(flag)
-	if !ok {
-		return "", fmt.Errorf("invalid flag value: [%v]", flag)
-	}
-	if err := checkClientPath(path, sequential); err != nil {
-		return "", err
-	}
-	if kind != kindContainer {
-		return "", fmt.Errorf("CreateContainer requires container flag: %w", zk.ErrInvalidFlags)
-	}
-	return c.create("createContainer", createOp{path: path, data: data, acl: acl, flags: flag, ttl: -1}, createSize(path, data, acl))
-}
-
-// CreateTTL creates a TTL znode, which the server deletes once it has had no
-// children and no change for ttl.
-func (c *Conn) CreateTTL(path string, data []byte, flag int32, acl []zk.ACL, ttl time.Duration) (string, error) {
-	kind, sequential, ok := decodeFlags(flag)
-	if !ok {
-		return "", fmt.Errorf("invalid flag value: [%v]", flag)
-	}
-	if err := checkClientPath(path, sequential); err != nil {
-		return "", err
-	}
-	if kind != kindTTL {
-		return "", fmt.Errorf("CreateTTL requires TTL flag: %w", zk.ErrInvalidFlags)
-	}
-	return c.create("createTTL", createOp{path: path, data: data, acl: acl, flags: flag, ttl: ttl.Milliseconds()}, createSize(path, data, acl)+8)
-}
-
-// protectedPrefix is go-zookeeper's marker for protected node names.
-const protectedPrefix = "_c_"
-
-// CreateProtectedEphemeralSequential creates an ephemeral sequential node
-// whose name starts with a GUID, and on a lost reply looks for it by that
-// GUID, exactly as go-zookeeper does (including its weakness: it does not
-// check that the node found belongs to the current session). The GUID comes
-// from the server's seeded generator.
-func (c *Conn) CreateProtectedEphemeralSequential(path string, data []byte, acl []zk.ACL) (string, error) {
-	if err := checkClientPath(path, true); err != nil {
-		return "", err
-	}
-	c.srv.mu.Lock()
-	guid := fmt.Sprintf("%016x%016x", c.srv.rng.Uint64(), c.srv.rng.Uint64())
-	c.srv.mu.Unlock()
-	parts := strings.Split(path, "/")
-	parts[len(parts)-1] = protectedPrefix + guid + "-" + parts[len(parts)-1]
-	rootPath := strings.Join(parts[:len(parts)-1], "/")
-	protectedPath := strings.Join(parts, "/")
-
-	var newPath string
-	var err error
-	for i := 0; i < 3; i++ {
-		newPath, err = c.Create(protectedPath, data, zk.FlagEphemeral|zk.FlagSequence, acl)
-		switch err {
-		case zk.ErrSessionExpired:
-		case zk.ErrConnectionClosed:
-			children, _, err := c.Children(rootPath)
-			if err != nil {
-				return "", err
-			}
-			for _, p := range children {
-				if strings.HasPrefix(p, protectedPrefix) && len(p) >= len(protectedPrefix)+32 && p[len(protectedPrefix):len(protectedPrefix)+32] == guid {
-					return rootPath + "/" + p, nil
-				}
-			}
-		case nil:
-			return newPath, nil
-		default:
-			return "", err
-		}
-	}
-	return "", err
-}
-
-// Delete deletes a znode if its version matches (-1 matches any).
-func (c *Conn) Delete(path string, version int32) error {
-	if err := checkClientPath(path, false); err != nil {
-		return err
-	}
-	return c.exchange("delete", path, headerSize+stringSize(path)+4, func(st *state) error {
-		input := func() string { return fmt.Sprintf("version=%d", version) }
-		return c.write(st, "delete", path, input, func(ctx writeCtx) (string, zk.Stat, error) {
-			return "", zk.Stat{}, st.delete(ctx, path, version)
-		})
-	})
-}
-
-// Exists tells whether a znode exists. A missing node gives false, a zero
-// *zk.Stat and no error.
-func (c *Conn) Exists(path string) (bool, *zk.Stat, error) {
-	if err := checkClientPath(path, false); err != nil {
-		return false, nil, err
-	}
-	var r read
-	err := c.read("exists", path, func(st *state) error {
-		var err error
-		r, err = st.exists(c.srv.viewOf(c), c.session, path, false)
-		c.readOp("exists", path, r.stat, err)
-		return err
-	})
-	if err == zk.ErrConnectionClosed {
-		return false, nil, err
-	}
-	if err == zk.ErrNoNode {
-		return false, r.statPtr(), nil
-	}
-	return true, r.statPtr(), err
-}
-
-// ExistsW is Exists that also sets a watch: NodeCreated on a missing node,
-// NodeDataChanged or NodeDeleted on an existing one.
-func (c *Conn) ExistsW(path string) (bool, *zk.Stat, <-chan zk.Event, error) {
-	if err := checkClientPath(path, false); err != nil {
-		return false, nil, nil, err
-	}
-	var r read
-	var ech <-chan zk.Event
-	err := c.exchange("exists", path, headerSize+stringSize(path)+1, func(st *state) error {
-		var err error
-		r, err = st.exists(c.srv.viewOf(c), c.session, path, true)
-		c.readOp("existsW", path, r.stat, err)
-		switch err {
-		case nil:
-			ech = c.addWatcher(path, watchData)
-		case zk.ErrNoNode:
-			ech = c.addWatcher(path, watchExist)
-		}
-		return err
-	})
-	exists := true
-	if err == zk.ErrNoNode {
-		exists, err = false, nil
-	}
-	if err != nil {
-		return false, nil, nil, err
-	}
-	return exists, r.statPtr(), ech, nil
-}
-
-// Get returns a znode's data and stat.
-func (c *Conn) Get(path string) ([]byte, *zk.Stat, error) {
-	if err := checkClientPath(path, false); err != nil {
-		return nil, nil, err
-	}
-	r, err := c.getData(path, false, nil)
-	if err == zk.ErrConnectionClosed {
-		return nil, nil, err
-	}
-	return r.data, r.statPtr(), err
-}
-
-// GetW is Get that also sets a watch for NodeDataChanged or NodeDeleted.
-func (c *Conn) GetW(path string) ([]byte, *zk.Stat, <-chan zk.Event, error) {
-	if err := checkClientPath(path, false); err != nil {
-		return nil, nil, nil, err
-	}
-	var ech <-chan zk.Event
-	r, err := c.getData(path, true, &ech)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return r.data, r.statPtr(), ech, nil
-}
-
-func (c *Conn) getData(path string, watch bool, ech *<-chan zk.Event) (read, error) {
-	var r read
-	apply := func(st *state) error {
-		var err error
-		r, err = st.getData(c.srv.viewOf(c), c.session, path, watch)
-		c.readOp("getData", path, r.stat, err)
-		if err == nil && watch {
-			*ech = c.addWatcher(path, watchData)
-		}
-		return err
-	}
-	if !watch {
-		return r, c.read("getData", path, apply)
-	}
-	return r, c.exchange("getData", path, headerSize+stringSize(path)+1, apply)
-}
-
-// Set writes a znode's data if its version matches (-1 matches any).
-func (c *Conn) Set(path string, data []byte, version int32) (*zk.Stat, error) {
-	if err := checkClientPath(path, false); err != nil {
-		return nil, err
-	}
-	var stat zk.Stat
-	err := c.exchange("setData", path, headerSize+stringSize(path)+bytesSize(data)+4, func(st *state) error {
-		input := func() string { return fmt.Sprintf("version=%d data=%q", version, data) }
-		return c.write(st, "setData", path, input, func(ctx writeCtx) (string, zk.Stat, error) {
-			var err error
-			ctx.clientChecked = true
-			stat, err = st.setData(ctx, path, data, version)
-			return "", stat, err
-		})
-	})
-	if err == zk.ErrConnectionClosed {
-		return nil, err
-	}
-	return &stat, err
-}
-
-// Children returns the names of a znode's children and its stat. The names
-// come sorted, or, on a server made WithShuffledChildren, in an order drawn
-// from its seed; ZooKeeper promises no order.
-func (c *Conn) Children(path string) ([]string, *zk.Stat, error) {
-	if err := checkClientPath(path, false); err != nil {
-		return nil, nil, err
-	}
-	r, err := c.getChildren(path, false, nil)
-	if err == zk.ErrConnectionClosed {
-		return nil, nil, err
-	}
-	return r.children, r.statPtr(), err
-}
-
-// ChildrenW is Children that also sets a watch for NodeChildrenChanged or
-// NodeDeleted.
-func (c *Conn) ChildrenW(path string) ([]string, *zk.Stat, <-chan zk.Event, error) {
-	if err := checkClientPath(path, false); err != nil {
-		return nil, nil, nil, err
-	}
-	var ech <-chan zk.Event
-	r, err := c.getChildren(path, true, &ech)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return r.children, r.statPtr(), ech, nil
-}
-
-func (c *Conn) getChildren(path string, watch bool, ech *<-chan zk.Event) (read, error) {
-	var r read
-	apply := func(st *state) error {
-		var err error
-		r, err = st.getChildren(c.srv.viewOf(c), c.session, path, watch)
-		c.readOp("getChildren", path, r.stat, err)
-		if err == nil && watch {
-			*ech = c.addWatcher(path, watchChild)
-		}
-		return err
-	}
-	if !watch {
-		return r, c.read("getChildren", path, apply)
-	}
-	return r, c.exchange("getChildren", path, headerSize+stringSize(path)+1, apply)
-}
-
-// GetACL returns a znode's ACL and stat.
-func (c *Conn) GetACL(path string) ([]zk.ACL, *zk.Stat, error) {
-	if err := checkClientPath(path, false); err != nil {
-		return nil, nil, err
-	}
-	var r read
-	err := c.read("getACL", path, func(st *state) error {
-		var err error
-		r, err = st.getACL(c.srv.viewOf(c), c.session, path)
-		c.readOp("getACL", path, r.stat, err)
-		return err
-	})
-	if err == zk.ErrConnectionClosed {
-		return nil, nil, err
-	}
-	return r.acl, r.statPtr(), err
-}
-
-// SetACL replaces a znode's ACL if its ACL version matches (-1 matches any).
-func (c *Conn) SetACL(path string, acl []zk.ACL, version int32) (*zk.Stat, error) {
-	if err := checkClientPath(path, false); err != nil {
-		return nil, err
-	}
-	var stat zk.Stat
-	err := c.exchange("setACL", path, headerSize+stringSize(path)+aclSize(acl)+4, func(st *state) error {
-		input := func() string { return fmt.Sprintf("version=%d acl=%v", version, acl) }
-		return c.write(st, "setACL", path, input, func(ctx writeCtx) (string, zk.Stat, error) {
-			var err error
-			ctx.clientChecked = true
-			stat, err = st.setACL(ctx, path, acl, version)
-			return "", stat, err
-		})
-	})
-	if err == zk.ErrConnectionClosed {
-		return nil, err
-	}
-	return &stat, err
-}
-
-// Sync waits until the server the client reads from has caught up with the
-// leader, and returns path.
-func (c *Conn) Sync(path string) (string, error) {
-	if err := checkClientPath(path, false); err != nil {
-		return "", err
-	}
-	err := c.exchange("sync", path, headerSize+stringSize(path), func(st *state) error {
-		c.srv.catchUp(c.srv.memberOf(c), st.zxid)
-		c.readOp("sync", path, zk.Stat{}, nil)
-		return nil
-	})
-	if err != nil {
-		return "", err
-	}
-	return path, nil
-}
-
-// Multi runs ops — *zk.CreateRequest, *zk.DeleteRequest, *zk.SetDataRequest
-// and *zk.CheckVersionRequest — all or nothing, as one transaction. Like
-// go-zookeeper it checks no path itself: the server refuses a bad one with
-// zk.ErrBadArguments.
-func (c *Conn) Multi(ops ...interface{}) ([]zk.MultiResponse, error) {
-	size := headerSize + 9
-	for _, op := range ops {
-		switch op := op.(type) {
-		case *zk.CreateRequest:
-			size += 9 + createSize(op.Path, op.Data, op.Acl) - headerSize
-		case *zk.SetDataRequest:
-			size += 9 + stringSize(op.Path) + bytesSize(op.Data) + 4
-		case *zk.DeleteRequest, *zk.CheckVersionRequest:
-			size += 9 + stringSize(multiPath(op)) + 4
-		default:
-			return nil, fmt.Errorf("unknown operation type %T", op)
-		}
-	}
-	var mr []zk.MultiResponse
-	err := c.exchange("multi", multiPath(firstOf(ops)), size, func(st *state) error {
-		return c.write(st, "multi", "", func() string { return describeMulti(ops) }, func(ctx writeCtx) (string, zk.Stat, error) {
-			var err error
-			mr, err = st.multi(ctx, ops)
-			return "", zk.Stat{}, err
-		})
-	})
-	if err == zk.ErrConnectionClosed {
-		return nil, err
-	}
-	if mr == nil {
-		// go-zookeeper answers a request that got no reply with an empty,
-		// non-nil slice.
-		mr = []zk.MultiResponse{}
-	}
-	if err == nil {
-		// The server answers a container create in a multi with a result
-		// type (create2) go-zookeeper v1.0.4 cannot decode: the multi is
-		// applied, but the client gets zk.ErrAPIError and the results
-		// before that op only.
-		for i, op := range ops {
-			if req, ok := op.(*zk.CreateRequest); ok && req.Flags == zk.FlagContainer {
-				return mr[:i], zk.ErrAPIError
-			}
-		}
-	}
-	return mr, err
-}
-
-// AddAuth adds an identity to the session ("digest" with "user:password").
-// Like go-zookeeper, the Conn remembers it and presents it again to every
-// new session after an expiry.
-func (c *Conn) AddAuth(scheme string, auth []byte) error {
-	refused := false
-	err := c.exchange("setAuth", "", headerSize+4+stringSize(scheme)+bytesSize(auth), func(st *state) error {
-		err := st.addAuth(c.session, scheme, auth)
-		c.readOp("setAuth", scheme, zk.Stat{}, err)
-		refused = err == zk.ErrAuthFailed
-		return err
-	})
-	if refused {
-		// The server closes the connection after refusing an
-		// authentication; the client reconnects with its session.
-		c.srv.mu.Lock()
-		if c.link == linkUp {
-			c.bounce()
-		}
-		c.srv.mu.Unlock()
-	}
-	if err != nil {
-		return err
-	}
-	c.srv.mu.Lock()
-	c.creds = append(c.creds, credential{scheme, cloneBytes(auth)})
-	c.srv.mu.Unlock()
-	return nil
-}
-
-// IncrementalReconfig answers as a ZooKeeper 3.8 server with dynamic
-// reconfiguration disabled (its default): zk.ErrReconfigDisabled.
-func (c *Conn) IncrementalReconfig(joining, leaving []string, version int64) (*zk.Stat, error) {
-	return c.reconfig()
-}
-
-// Reconfig answers as a ZooKeeper 3.8 server with dynamic reconfiguration
-// disabled (its default): zk.ErrReconfigDisabled.
-func (c *Conn) Reconfig(members []string, version int64) (*zk.Stat, error) {
-	return c.reconfig()
-}
-
-func (c *Conn) reconfig() (*zk.Stat, error) {
-	err := c.exchange("reconfig", "", headerSize, func(st *state) error {
-		return c.write(st, "reconfig", "", func() string { return "" }, func(writeCtx) (string, zk.Stat, error) {
-			return "", zk.Stat{}, zk.ErrReconfigDisabled
-		})
-	})
-	return &zk.Stat{}, err
-}
-
-func firstOf(ops []any) any {
-	if len(ops) == 0 {
-		return nil
-	}
-	return ops[0]
-}
-
-// multiPath is the path an op of a multi names, for the lost-reply rules
-// and the log.
-func multiPath(op any) string {
-	switch op := op.(type) {
-	case *zk.CreateRequest:
-		return op.Path
-	case *zk.SetDataRequest:
-		return op.Path
-	case *zk.DeleteRequest:
-		return op.Path
-	case *zk.CheckVersionRequest:
-		return op.Path
-	}
-	return ""
-}
-
-// describeMulti renders a multi's ops for the log.
-func describeMulti(ops []any) string {
-	desc := make([]string, len(ops))
-	for i, op := range ops {
-		switch op := op.(type) {
-		case *zk.CreateRequest:
-			desc[i] = fmt.Sprintf("create %s flags=%d", op.Path, op.Flags)
-		case *zk.SetDataRequest:
-			desc[i] = fmt.Sprintf("setData %s version=%d", op.Path, op.Version)
-		case *zk.DeleteRequest:
-			desc[i] = fmt.Sprintf("delete %s version=%d", op.Path, op.Version)
-		case *zk.CheckVersionRequest:
-			desc[i] = fmt.Sprintf("check %s version=%d", op.Path, op.Version)
-		}
-	}
-	return strings.Join(desc, "; ")
-}
-
-// statPtr returns a fresh copy of the read's stat for the caller, so that
-// the read itself can stay on the stack.
-func (r *read) statPtr() *zk.Stat {
-	st := r.stat
-	return &st
 }

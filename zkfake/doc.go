@@ -19,10 +19,12 @@
 // The design follows etcd's raft: the tree, the session table and the watch
 // table are plain data changed by pure functions (state.go, tree.go,
 // watch.go); Server and Conn add locking, timers, channels and blocking on
-// top. Server.Log is the ground truth of what happened, in order: every
-// request with its zxid, every session change, every watch delivered and
-// every fault injected. With WithSeed, the same scenario gives the same log
-// byte for byte.
+// top. A Conn is three files: the connection's state machine (conn.go),
+// go-zookeeper's client-side behaviour (client.go) and the *zk.Conn method
+// set (api.go). Server.Log is the ground truth of what happened, in order:
+// every request with its zxid, every session change, every watch delivered
+// and every fault injected. With WithSeed, the same scenario gives the same
+// log byte for byte.
 //
 // The conformance suite (zkfake/zktest) runs the same scenarios against the
 // fake (zkfake/zktest/fake) and against a real ensemble

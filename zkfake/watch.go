@@ -153,3 +153,101 @@ func (w watchTable) fire(t trigger) []notification {
 		return w.changed(t.path, t.acl)
 	}
 }
+
+// watchType is go-zookeeper's client-side kind of watch: the same server
+// watch fans out to different channels by the call that set it. The three
+// kinds are also the three lists of the SetWatches request by which a
+// reconnecting client re-arms its watches.
+type watchType uint8
+
+const (
+	watchData  watchType = iota // GetW, or ExistsW on an existing node
+	watchExist                  // ExistsW on a missing node
+	watchChild                  // ChildrenW
+)
+
+// watchKey names the client's watch channels on one path of one kind.
+type watchKey struct {
+	path string
+	kind watchType
+}
+
+// The kinds of client watch each event type fires, in go-zookeeper's order.
+// Package-level so that receiving an event allocates nothing.
+var (
+	firedByCreated         = []watchType{watchExist}
+	firedByDataChanged     = []watchType{watchExist, watchData}
+	firedByChildrenChanged = []watchType{watchChild}
+	firedByDeleted         = []watchType{watchExist, watchData, watchChild}
+)
+
+// kindsFiredBy returns the kinds of the client's watches on an event's path
+// that an event of type t fires, and so closes, in the order they fire:
+// go-zookeeper's table (recvLoop), copied so that the same channels fire
+// on the fake. Any other type (a session event, NotWatching) fires none.
+// The slice is shared: callers must not change it.
+func kindsFiredBy(t zk.EventType) []watchType {
+	switch t {
+	case zk.EventNodeCreated:
+		return firedByCreated
+	case zk.EventNodeDataChanged:
+		return firedByDataChanged
+	case zk.EventNodeChildrenChanged:
+		return firedByChildrenChanged
+	case zk.EventNodeDeleted:
+		return firedByDeleted
+	}
+	return nil
+}
+
+// missedEvent is ZooKeeper's rule (DataTree.setWatches) for one watch that a
+// reconnecting client re-arms, given its node n (nil if there is none) and
+// lastZxid, the last zxid the client saw: the event that tells the client
+// what changed, and whether the watch missed it and so fires at once. A
+// data watch misses a delete, or a data change after lastZxid; an exist
+// watch misses a create (the client saw no node); a child watch misses a
+// delete, or a change of children after lastZxid. A watch that missed
+// nothing is set again: the client has seen the node as it is.
+func missedEvent(kind watchType, n *znode, lastZxid int64) (zk.EventType, bool) {
+	switch {
+	case kind == watchExist:
+		return zk.EventNodeCreated, n != nil
+	case n == nil:
+		return zk.EventNodeDeleted, true
+	case kind == watchData:
+		return zk.EventNodeDataChanged, n.mzxid > lastZxid
+	default:
+		return zk.EventNodeChildrenChanged, n.pzxid > lastZxid
+	}
+}
+
+// setWatches answers the SetWatches request with which a session's client,
+// reconnecting to v's member, re-arms its watches: each watch fires at once
+// if it missed an event (missedEvent) and is set again in v's tables
+// otherwise — data and exist watches in the data table, child watches in
+// the child table. It sorts keys as go-zookeeper's request lists them,
+// data watches, then exist watches, then child watches, and each list by
+// path, where go-zookeeper's order is its map's: the fake's events come in
+// an order that does not vary from run to run. It returns the watches that
+// fired, in that order.
+func (v view) setWatches(session, lastZxid int64, keys []watchKey) []notification {
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].kind != keys[j].kind {
+			return keys[i].kind < keys[j].kind
+		}
+		return keys[i].path < keys[j].path
+	})
+	var fired []notification
+	for _, k := range keys {
+		if t, missed := missedEvent(k.kind, v.tree.get(k.path), lastZxid); missed {
+			fired = append(fired, notification{session, watchEvent(t, k.path), nil})
+			continue
+		}
+		if k.kind == watchChild {
+			addWatch(v.watches.child, k.path, session)
+		} else {
+			addWatch(v.watches.data, k.path, session)
+		}
+	}
+	return fired
+}
