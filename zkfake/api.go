@@ -35,6 +35,7 @@ func (c *Conn) Close() {
 	}
 	c.stopTimers()
 	c.link = linkClosed
+	delete(s.clients, c)
 	c.sendEvent(sessionEvent(zk.StateDisconnected, s.cfg.addr))
 	c.invalidateWatches(zk.ErrClosing)
 	c.closeEvents()

@@ -504,6 +504,7 @@ func (c *Conn) crash() {
 	c.unheard()
 	c.stopTimers()
 	c.link = linkCrashed
+	delete(s.clients, c)
 	c.held = nil
 	// A crashed process's client reports no session to whatever of it
 	// still looks, so that its goroutines stop.

@@ -1,7 +1,9 @@
 package zkfake
 
 import (
+	"cmp"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"sync/atomic"
 	"time"
@@ -23,6 +25,10 @@ type Server struct {
 	st      *state
 	rng     *rand.Rand
 	conns   map[int64]*Conn // live session id → the Conn that owns it
+	// clients are the Conns neither closed nor crashed, whether their
+	// session lives or not (one cut off past its expiry owns none until it
+	// reconnects): Close must end every one.
+	clients map[*Conn]struct{}
 
 	nextSession int64
 	clock       clock
@@ -98,6 +104,7 @@ func NewServer(opts ...Option) *Server {
 		st:        newState(cfg.shuffled, cfg.seed),
 		rng:       rand.New(rand.NewPCG(cfg.seed, cfg.seed^0x9e3779b97f4a7c15)),
 		conns:     map[int64]*Conn{},
+		clients:   map[*Conn]struct{}{},
 		clock:     newOrderedClock(),
 		expiry:    map[int64]timer{},
 		delivered: map[int64]int{},
@@ -142,6 +149,7 @@ func (s *Server) Connect(sessionTimeout time.Duration, opts ...ConnOption) (*Con
 	c.sendEvent(sessionEvent(zk.StateConnecting, s.cfg.addr))
 	c.sendEvent(sessionEvent(zk.StateConnected, s.cfg.addr))
 	s.openSession(c)
+	s.clients[c] = struct{}{}
 	return c, c.events, nil
 }
 
@@ -304,7 +312,14 @@ func (s *Server) Close() {
 		return
 	}
 	s.closed = true
-	for _, c := range s.conns {
+	// Crash in session order, so that the events they send do not depend
+	// on map order.
+	clients := make([]*Conn, 0, len(s.clients))
+	for c := range s.clients {
+		clients = append(clients, c)
+	}
+	slices.SortFunc(clients, func(a, b *Conn) int { return cmp.Compare(a.session, b.session) })
+	for _, c := range clients {
 		c.crash()
 	}
 	for id, t := range s.expiry {
