@@ -3,9 +3,9 @@ package zkfake
 import (
 	"crypto/sha1"
 	"encoding/base64"
-	"net"
-	"strconv"
+	"math"
 	"strings"
+	"unicode"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -61,15 +61,112 @@ func checkACL(acl []zk.ACL, perm int32, ids []authID) error {
 	return zk.ErrNoAuth
 }
 
-// ipMatches implements the ip scheme: an address, or an address with a
-// prefix length.
+// ipMatches implements the ip scheme as ZooKeeper 3.8's
+// IPAuthenticationProvider.matches does: the pattern's address and the
+// client's, both masked to the pattern's prefix length, are equal.
 func ipMatches(pattern, addr string) bool {
-	ip := net.ParseIP(addr)
-	if _, network, err := net.ParseCIDR(pattern); err == nil {
-		return network.Contains(ip)
+	p, bits, ok := ipPattern(pattern)
+	if !ok {
+		return false
 	}
-	p := net.ParseIP(pattern)
-	return p != nil && p.Equal(ip)
+	a, ok := ipv4(addr)
+	return ok && masked(p, bits) == masked(a, bits)
+}
+
+// ipPattern reads an ip ACL id, "address" or "address/bits", as ZooKeeper
+// 3.8 reads it: an IPv4 address only (its IPv6 parsing is a TODO there,
+// so "::1" is refused) and a prefix length from 0 to 32, both numbers read
+// by Java's Integer.parseInt.
+func ipPattern(id string) (addr [4]byte, bits int, ok bool) {
+	a, b, hasBits := strings.Cut(id, "/")
+	if addr, ok = ipv4(a); !ok {
+		return addr, 0, false
+	}
+	if !hasBits {
+		return addr, 32, true
+	}
+	n, ok := javaParseInt(b)
+	return addr, n, ok && n >= 0 && n <= 32
+}
+
+// ipv4 reads a dotted quad as ZooKeeper 3.8's v4addr2Bytes does: exactly
+// four parts, each a Java integer from 0 to 255 — so "010.0.0.1", "+1.2.3.4"
+// and fullwidth digits pass, "1.2.3.4." does not.
+func ipv4(s string) (addr [4]byte, ok bool) {
+	parts := strings.Split(s, ".")
+	if len(parts) != 4 {
+		return addr, false
+	}
+	for i, part := range parts {
+		v, ok := javaParseInt(part)
+		if !ok || v < 0 || v > 255 {
+			return addr, false
+		}
+		addr[i] = byte(v)
+	}
+	return addr, true
+}
+
+// javaParseInt is Java's Integer.parseInt(s, 10): an optional sign, then
+// one or more decimal digits of any script, within an int32.
+func javaParseInt(s string) (int, bool) {
+	neg := false
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		neg = s[0] == '-'
+		s = s[1:]
+	}
+	if s == "" {
+		return 0, false
+	}
+	n := int64(0)
+	for _, r := range s {
+		d := unicodeDigit(r)
+		if d < 0 {
+			return 0, false
+		}
+		n = n*10 + int64(d)
+		if n > math.MaxInt32+1 {
+			return 0, false
+		}
+	}
+	if neg {
+		n = -n
+	}
+	if n > math.MaxInt32 || n < math.MinInt32 {
+		return 0, false
+	}
+	return int(n), true
+}
+
+// unicodeDigit is Java's Character.digit(r, 10) for decimal digits: the
+// value of a character of Unicode category Nd, or -1.
+func unicodeDigit(r rune) int {
+	if r >= '0' && r <= '9' {
+		return int(r - '0')
+	}
+	if !unicode.IsDigit(r) {
+		return -1
+	}
+	// Nd characters come in blocks of ten consecutive code points from a
+	// zero, and adjacent blocks run on: the run's start is a zero.
+	start := r
+	for unicode.IsDigit(start - 1) {
+		start--
+	}
+	return int(r-start) % 10
+}
+
+// masked keeps the first bits bits of addr.
+func masked(addr [4]byte, bits int) [4]byte {
+	for i := range addr {
+		switch keep := bits - 8*i; {
+		case keep <= 0:
+			addr[i] = 0
+		case keep < 8:
+			addr[i] &= byte(0xff << (8 - keep))
+		}
+	}
+	return addr
 }
 
 // fixupACL validates an ACL list given to create or setACL and expands the
@@ -130,23 +227,11 @@ func fixupACL(acl []zk.ACL, ids []authID) ([]zk.ACL, error) {
 	return out, nil
 }
 
-// validIPPattern accepts what ZooKeeper's IPAuthenticationProvider accepts:
-// an IPv4 or IPv6 address, optionally with a prefix length.
+// validIPPattern accepts what ZooKeeper 3.8's IPAuthenticationProvider
+// accepts (see ipPattern).
 func validIPPattern(id string) bool {
-	addr, bits, hasBits := strings.Cut(id, "/")
-	ip := net.ParseIP(addr)
-	if ip == nil {
-		return false
-	}
-	if !hasBits {
-		return true
-	}
-	n, err := strconv.Atoi(bits)
-	max := 128
-	if ip.To4() != nil {
-		max = 32
-	}
-	return err == nil && n >= 0 && n <= max
+	_, _, ok := ipPattern(id)
+	return ok
 }
 
 // worldACLs holds, for every permission set, the one-entry world:anyone ACL

@@ -56,8 +56,8 @@ func ExampleGenerate() {
 	}
 	fmt.Println(len(seq.Ops) >= difftest.DefaultConfig.MinOps, seq.Sessions >= 2)
 	// Output:
-	// 1 s2 create a data="x" flags=persistent acl=open
-	// 2 s1 create @1 data="x" flags=container acl=open
-	// 3 s1 create a data="hello" flags=persistent acl=open
+	// 1 s2 create b data="hello" flags=container acl=open
+	// 2 s1 create b/x data="zk-data-with-more-bytes" flags=container acl=open
+	// 3 s1 create b/x data=nil flags=persistent acl=open
 	// true true
 }

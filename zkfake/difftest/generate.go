@@ -1,6 +1,7 @@
 package difftest
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -34,7 +35,7 @@ type Config struct {
 
 // DefaultConfig makes short sequences, so a thousand run against a real
 // ensemble in about a minute.
-var DefaultConfig = Config{MinOps: 10, MaxOps: 20, MinSessions: 2, MaxSessions: 3}
+var DefaultConfig = Config{MinOps: 10, MaxOps: 20, MinSessions: 2, MaxSessions: 5}
 
 // Generate returns the sequence for seed. The same seed and config always
 // give the same sequence.
@@ -172,8 +173,32 @@ func (g *generator) badPath() string {
 	return pick(g, w(1, "a/"), w(1, "a//x"), w(1, "a/./x"), w(1, "a/../b"), w(1, ""), w(1, "a/\x01"))
 }
 
+// unicodePath is a node whose name the client lets through: letters beyond
+// ASCII, a character outside the Basic Multilingual Plane (the server,
+// which reads paths as UTF-16, refuses its surrogates), characters at the
+// edges of the ranges the checks refuse, and spaces.
+func (g *generator) unicodePath() string {
+	return pick(g, w(2, "a/é"), w(2, "a/日本"), w(2, "a/😀"), w(1, "a/\u00a0"), w(1, "a/\u00a0x"), w(1, "a/\uf900"),
+		w(1, "a/\ufffd"), w(1, "a/\u2028"), w(1, "a/ x "), w(1, "ü"), w(1, "a/x.y"), w(1, "a/..x"), w(1, "a/zookeeper"))
+}
+
+// bigData is data at and around the size limits: the server refuses a
+// request over jute.maxbuffer (1 MB less one byte, with the request's own
+// bytes) by closing the connection, and go-zookeeper refuses one over its
+// 1.5 MB buffer. Sizes stay a request's overhead away from the limit on
+// either side, as that overhead holds the base's path, which is longer on
+// a shared server than on the fake.
+func (g *generator) bigData() []byte {
+	n := pick(g, w(2, 1000), w(2, 100_000), w(2, 1_000_000), w(2, 1_047_000), w(1, 1_048_575), w(1, 1_048_576), w(1, 2_000_000))
+	return bytes.Repeat([]byte("x"), n)
+}
+
 func (g *generator) data() []byte {
-	return pick(g, w(2, []byte(nil)), w(1, []byte{}), w(3, []byte("x")), w(2, []byte("hello")), w(1, []byte("zk-data-with-more-bytes")))
+	if g.rng.IntN(40) == 0 {
+		return g.bigData()
+	}
+	return pick(g, w(2, []byte(nil)), w(1, []byte{}), w(3, []byte("x")), w(2, []byte("hello")), w(1, []byte("zk-data-with-more-bytes")),
+		w(1, []byte("\x00\xff\n")), w(1, []byte("日本")))
 }
 
 func (g *generator) version() int32 {
@@ -182,7 +207,10 @@ func (g *generator) version() int32 {
 
 func (g *generator) acl() string {
 	return pick(g, w(60, "open"), w(3, "read"), w(3, "alice"), w(3, "nodelete"), w(3, "creator"),
-		w(2, "loopback"), w(2, "elsewhere"), w(1, "empty"), w(1, "bogus"), w(1, "someone"))
+		w(2, "loopback"), w(2, "elsewhere"), w(1, "empty"), w(1, "bogus"), w(1, "someone"),
+		w(1, "loopnet"), w(1, "anyip"), w(1, "tennet"), w(1, "hostbits"), w(1, "ipv6"), w(1, "badprefix"),
+		w(1, "ipname"), w(1, "ipempty"), w(1, "ipshort"), w(1, "nohash"), w(1, "noname"), w(1, "authid"),
+		w(1, "worldread"), w(1, "noperms"), w(1, "allbits"), w(1, "twice"))
 }
 
 func (g *generator) session() int {
@@ -205,10 +233,20 @@ func (g *generator) op() Op {
 	op.Kind = pick(g, w(22, Create), w(3, CreateContainer), w(3, CreateTTL), w(2, CreateProtected),
 		w(10, Delete), w(10, Set), w(4, Get), w(4, GetW), w(3, Exists), w(5, ExistsW), w(3, Children),
 		w(5, ChildrenW), w(3, GetACL), w(4, SetACL), w(1, Sync), w(8, Multi), w(3, AddAuth), w(2, Close),
-		w(3, Kind("special")), w(2, Kind("badpath")))
+		w(3, Kind("special")), w(2, Kind("badpath")), w(2, Kind("unicode")), w(2, Kind("system")))
 	switch op.Kind {
 	case Kind("special"):
 		return g.special(op.Session)
+	case Kind("unicode"):
+		op.Kind = pick(g, w(3, Create), w(1, Get), w(1, ExistsW), w(1, Delete), w(1, Children))
+		g.fill(&op)
+		op.Path = g.unicodePath()
+		if op.Kind == Create {
+			op.Flags = pick(g, w(3, int32(zk.FlagPersistent)), w(1, int32(zk.FlagSequence)), w(1, int32(zk.FlagEphemeral)))
+		}
+		return op
+	case Kind("system"):
+		return g.system(op.Session)
 	case Kind("badpath"):
 		op.Kind = pick(g, w(1, Create), w(1, Delete), w(1, Set), w(1, Get), w(1, ExistsW), w(1, Sync))
 		g.fill(&op)
@@ -288,8 +326,15 @@ func (g *generator) fill(op *Op) {
 		}
 	case AddAuth:
 		op.Auth = Credentials[g.rng.IntN(len(Credentials))]
+		if g.rng.IntN(3) == 0 {
+			other := OtherCredentials[g.rng.IntN(len(OtherCredentials))]
+			op.Scheme, op.Auth = other[0], other[1]
+			if op.Scheme == "digest" {
+				op.Scheme = "" // the default, as a corpus line reads back
+			}
+		}
 	case Multi:
-		n := pick(g, w(1, 0), w(3, 1), w(4, 2), w(3, 3), w(2, 4))
+		n := pick(g, w(1, 0), w(3, 1), w(4, 2), w(3, 3), w(2, 4), w(1, 6), w(1, 9))
 		for range n {
 			op.Sub = append(op.Sub, g.subOp())
 		}
@@ -334,6 +379,24 @@ func (g *generator) subOp() Op {
 		sub.Path = "b"
 	}
 	return sub
+}
+
+// system returns a read of ZooKeeper's own nodes, or a write there that
+// fails whatever their state: a shared server answers it like a fresh one.
+// (/zookeeper/config's data is left out: an ensemble keeps its dynamic
+// configuration there, which the fake does not model.)
+func (g *generator) system(session int) Op {
+	return pick(g,
+		w(1, Op{Session: session, Kind: Children, Path: "/zookeeper"}),
+		w(1, Op{Session: session, Kind: ChildrenW, Path: "/zookeeper/quota"}),
+		w(1, Op{Session: session, Kind: GetACL, Path: "/zookeeper/quota"}),
+		w(1, Op{Session: session, Kind: GetACL, Path: "/zookeeper"}),
+		w(1, Op{Session: session, Kind: Exists, Path: "/zookeeper/missing"}),
+		w(1, Op{Session: session, Kind: Get, Path: "/zookeeper/quota/missing"}),
+		w(1, Op{Session: session, Kind: Set, Path: "/zookeeper/quota", Data: []byte("x"), Version: 1 << 30}),
+		w(1, Op{Session: session, Kind: SetACL, Path: "/zookeeper", ACL: "open", Version: 1 << 30}),
+		w(1, Op{Session: session, Kind: Sync, Path: "/zookeeper"}),
+	)
 }
 
 // special returns an op on ZooKeeper's own nodes whose answer does not

@@ -1,6 +1,7 @@
 package difftest
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
@@ -56,7 +57,8 @@ type Op struct {
 	ACL     string        // a name from the ACL palette (see ACLs)
 	Version int32         // for delete, set, setACL, check
 	TTL     time.Duration // for createTTL
-	Auth    string        // "user:password" for addAuth (scheme digest)
+	Scheme  string        // addAuth's scheme; empty means digest
+	Auth    string        // addAuth's credentials, "user:password" for digest
 	Sub     []Op          // the sub-operations of a multi
 }
 
@@ -75,11 +77,45 @@ var ACLs = map[string][]zk.ACL{
 	"empty":     {},
 	"bogus":     {{Perms: zk.PermAll, Scheme: "bogus", ID: "x"}},
 	"someone":   {{Perms: zk.PermAll, Scheme: "world", ID: "someone"}},
+	// ip ids in their odd forms: ranges, a zero prefix, IPv6, and ids
+	// ZooKeeper refuses (a bad prefix length, a name, an empty id).
+	"loopnet":   withAlice(zk.ACL{Perms: zk.PermAll, Scheme: "ip", ID: "127.0.0.0/8"}),
+	"anyip":     withAlice(zk.ACL{Perms: zk.PermRead, Scheme: "ip", ID: "0.0.0.0/0"}),
+	"tennet":    withAlice(zk.ACL{Perms: zk.PermAll, Scheme: "ip", ID: "10.0.0.0/8"}),
+	"hostbits":  withAlice(zk.ACL{Perms: zk.PermAll, Scheme: "ip", ID: "127.0.0.1/24"}),
+	"ipv6":      withAlice(zk.ACL{Perms: zk.PermAll, Scheme: "ip", ID: "::1"}),
+	"badprefix": withAlice(zk.ACL{Perms: zk.PermAll, Scheme: "ip", ID: "127.0.0.1/33"}),
+	"ipname":    withAlice(zk.ACL{Perms: zk.PermAll, Scheme: "ip", ID: "localhost"}),
+	"ipempty":   withAlice(zk.ACL{Perms: zk.PermAll, Scheme: "ip", ID: ""}),
+	"ipshort":   withAlice(zk.ACL{Perms: zk.PermAll, Scheme: "ip", ID: "127.1"}),
+	// digest ids without their hash, or without a name; world ids other
+	// than anyone; the auth scheme with an id; odd permission bits.
+	"nohash":    {{Perms: zk.PermAll, Scheme: "digest", ID: "alice"}},
+	"noname":    withAlice(zk.ACL{Perms: zk.PermRead, Scheme: "digest", ID: ":secret"}),
+	"authid":    withAlice(zk.ACL{Perms: zk.PermAll, Scheme: "auth", ID: "bob"}),
+	"worldread": withAlice(zk.WorldACL(zk.PermRead)...),
+	"noperms":   withAlice(zk.ACL{Perms: 0, Scheme: "world", ID: "anyone"}),
+	"allbits":   withAlice(zk.ACL{Perms: 0x7fffffff, Scheme: "world", ID: "anyone"}),
+	"twice":     withAlice(zk.ACL{Perms: zk.PermRead, Scheme: "world", ID: "anyone"}, zk.ACL{Perms: zk.PermAll, Scheme: "world", ID: "anyone"}),
+}
+
+// withAlice is acl with alice's digest identity granted everything, so that
+// the cleanup session can remove what a node with it holds.
+func withAlice(acl ...zk.ACL) []zk.ACL {
+	return append(acl, zk.DigestACL(zk.PermAll, "alice", "secret")...)
 }
 
 // Credentials are the digest identities sessions authenticate with. The
 // cleanup session of a real run holds all of them.
 var Credentials = []string{"alice:secret", "alice:wrong", "bob:pw"}
+
+// OtherCredentials are addAuth's calls with the other schemes and with
+// malformed digests: ZooKeeper refuses some (AUTHFAILED, which closes the
+// connection) and ignores none silently.
+var OtherCredentials = [][2]string{
+	{"digest", "nocolon"}, {"digest", ":nouser"}, {"digest", ""}, {"ip", "127.0.0.1"}, {"world", "anyone"},
+	{"bogus", "x"}, {"auth", ""}, {"super", "x"},
+}
 
 var flagNames = map[int32]string{
 	zk.FlagPersistent:                  "persistent",
@@ -129,7 +165,24 @@ func formatData(b []byte) string {
 	if b == nil {
 		return "nil"
 	}
+	if len(b) > 64 && bytes.Count(b, b[:1]) == len(b) {
+		// Data at the size limits would make lines of a megabyte.
+		return fmt.Sprintf("%c*%d", b[0], len(b))
+	}
 	return strconv.Quote(string(b))
+}
+
+// repeated reads formatData's "x*N": N bytes of x.
+func repeated(s string) ([]byte, bool) {
+	c, n, ok := strings.Cut(s, "*")
+	if !ok || len(c) != 1 {
+		return nil, false
+	}
+	count, err := strconv.Atoi(n)
+	if err != nil || count <= 64 {
+		return nil, false
+	}
+	return bytes.Repeat([]byte(c), count), true
 }
 
 // String renders the op on one line, without its label and session; the
@@ -156,7 +209,7 @@ func (o Op) String() string {
 		return b.String()
 	}
 	if o.Kind == AddAuth {
-		fmt.Fprintf(&b, " digest %s", quoteIfNeeded(o.Auth))
+		fmt.Fprintf(&b, " %s %s", o.scheme(), quoteIfNeeded(o.Auth))
 		return b.String()
 	}
 	fmt.Fprintf(&b, " %s", quoteIfNeeded(o.Path))
@@ -175,6 +228,14 @@ func (o Op) String() string {
 		fmt.Fprintf(&b, " version=%d", o.Version)
 	}
 	return b.String()
+}
+
+// scheme is addAuth's scheme.
+func (o Op) scheme() string {
+	if o.Scheme == "" {
+		return "digest"
+	}
+	return o.Scheme
 }
 
 // Line renders a top-level op as a corpus line: "3 s1 create a ...".
@@ -286,8 +347,11 @@ func parseOp(toks []token) (Op, []token, error) {
 	case Close:
 		return op, toks, nil
 	case AddAuth:
-		if len(toks) < 2 || toks[0].text != "digest" {
-			return Op{}, nil, fmt.Errorf("addAuth: want 'digest user:password'")
+		if len(toks) < 2 {
+			return Op{}, nil, fmt.Errorf("addAuth: want 'scheme credentials'")
+		}
+		if toks[0].text != "digest" {
+			op.Scheme = toks[0].text
 		}
 		op.Auth = toks[1].text
 		return op, toks[2:], nil
@@ -311,6 +375,8 @@ func parseOp(toks []token) (Op, []token, error) {
 		case "data":
 			if value == "nil" && !toks[0].quoted {
 				op.Data = nil
+			} else if data, ok := repeated(value); ok && !toks[0].quoted {
+				op.Data = data
 			} else {
 				op.Data = []byte(value)
 			}

@@ -118,6 +118,23 @@ func (s *session) take() []zk.Event {
 	return evs
 }
 
+// awaitSession waits until the session's events since the last take end in
+// StateHasSession (or StateExpired): the client is back.
+func (s *session) awaitSession() error {
+	deadline := time.Now().Add(waitLimit)
+	for time.Now().Before(deadline) {
+		s.mu.Lock()
+		n := len(s.events)
+		back := n > 0 && s.events[n-1].Type == zk.EventSession && (s.events[n-1].State == zk.StateHasSession || s.events[n-1].State == zk.StateExpired)
+		s.mu.Unlock()
+		if back {
+			return nil
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return fmt.Errorf("%w: %s: not reconnected %v after its connection closed", errInconclusive, s.label, waitLimit)
+}
+
 // close closes the session and waits until the client has finished: its
 // watches ended and its event channel closed.
 func (s *session) close() error {
@@ -203,6 +220,13 @@ func (r *run) step(op Op) (Step, error) {
 	}
 	if op.writes() {
 		if err := r.settle(s); err != nil {
+			return Step{}, err
+		}
+	}
+	if !s.closed && (strings.Contains(answer, "err=ErrAuthFailed") || strings.Contains(answer, "err=ErrConnectionClosed")) {
+		// The server closed the connection: the step's events are the
+		// client's reconnect, which a real client makes at its own pace.
+		if err := s.awaitSession(); err != nil {
 			return Step{}, err
 		}
 	}
@@ -388,7 +412,10 @@ func (r *run) event(ev zk.Event, own string) string {
 	}
 	out += " err=" + errText(ev.Err)
 	if ev.Server != "" {
-		if ev.Server == own {
+		// A session event names the server the client is or was connected
+		// to: on an ensemble a dropped connection's event names the member
+		// it left, and the client may reconnect to another one.
+		if ev.Server == own || ev.Type == zk.EventSession {
 			out += " server=own"
 		} else {
 			out += " server=" + strconv.Quote(ev.Server)
@@ -487,11 +514,13 @@ func (r *run) children(names []string) string {
 // safeOutside lists the writes outside the base a sequence may make, by
 // kind and path: ZooKeeper refuses each of them whatever the state of the
 // server (NodeExists, BadArguments, NoAuth), so they change nothing on a
-// shared server.
+// shared server. The set of /zookeeper/quota and the setACL of /zookeeper
+// are generated with a version no node reaches (BadVersion).
 var safeOutside = map[Kind]map[string]bool{
 	Create: {"/": true, "/zookeeper": true},
 	Delete: {"/": true, "/zookeeper": true, "/zookeeper/quota": true, "/zookeeper/config": true},
-	Set:    {"/zookeeper/config": true},
+	Set:    {"/zookeeper/config": true, "/zookeeper/quota": true},
+	SetACL: {"/zookeeper": true},
 }
 
 // guard refuses an op that could change the server outside the base.
@@ -572,7 +601,7 @@ func (r *run) call(s *session, op Op) (answer, returned string, err error) {
 		got, err := c.Sync(p)
 		return fmt.Sprintf("path=%s err=%s", r.rel(got), errText(err)), "", nil
 	case AddAuth:
-		return "err=" + errText(c.AddAuth("digest", []byte(op.Auth))), "", nil
+		return "err=" + errText(c.AddAuth(op.scheme(), []byte(op.Auth))), "", nil
 	case Close:
 		if err := s.close(); err != nil {
 			return "", "", err

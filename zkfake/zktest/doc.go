@@ -25,6 +25,7 @@
 // The scenarios:
 //
 //   - acl/addauth-bad-scheme: AddAuth with an unknown scheme fails and drops the connection; the session and its other credentials survive
+//   - acl/addauth-ip: AddAuth with the ip scheme succeeds whatever it sends, keeps the connection and grants nothing new
 //   - acl/auth-scheme: the auth scheme expands to every digest identity of the session
 //   - acl/digest: digest ACLs: NoAuth until AddAuth with the right password; Exists needs nothing
 //   - acl/getacl-masking: GetACL needs READ or ADMIN and masks digest hashes without ADMIN

@@ -17,6 +17,7 @@ var aclScenarios = []Scenario{
 	{"acl/node-permissions", "Get/Children need READ, Set WRITE, SetACL ADMIN, multi check READ", aclNodePermissions},
 	{"acl/invalid", "malformed ACL lists fail with InvalidACL before anything else", aclInvalid},
 	{"acl/addauth-bad-scheme", "AddAuth with an unknown scheme fails and drops the connection; the session and its other credentials survive", aclAddAuthBadScheme},
+	{"acl/addauth-ip", "AddAuth with the ip scheme succeeds whatever it sends, keeps the connection and grants nothing new", aclAddAuthIP},
 }
 
 func aclDigest(t *testing.T, env Env) {
@@ -265,4 +266,22 @@ func aclAddAuthBadScheme(t *testing.T, env Env) {
 	// go-zookeeper re-sends the digest credentials on reconnect.
 	_, _, err = c.Get(p)
 	wantErr(t, "Get with the re-sent digest", err, nil)
+}
+
+func aclAddAuthIP(t *testing.T, env Env) {
+	c, events := env.Connect(t, 4*time.Second)
+	p := env.Base() + "/elsewhere"
+	_, err := c.Create(p, nil, 0, []zk.ACL{{Perms: zk.PermAll, Scheme: "ip", ID: "10.1.2.3"}})
+	wantErr(t, "Create with an ACL for another address", err, nil)
+	// ZooKeeper 3.8: the ip provider authenticates the client as the
+	// address it connects from, whatever the request carries.
+	wantErr(t, "AddAuth ip", c.AddAuth("ip", []byte("10.1.2.3")), nil)
+	_, _, err = c.Get(p)
+	wantErr(t, "Get of the node only 10.1.2.3 may read", err, zk.ErrNoAuth)
+	wantErr(t, "Sync", func() error { _, err := c.Sync(env.Base()); return err }(), nil)
+	select {
+	case ev := <-events:
+		t.Fatalf("event %v after AddAuth ip: want the connection kept", ev)
+	default:
+	}
 }
