@@ -3,15 +3,19 @@
 //
 // # Sequences
 //
-// Generate makes a seeded sequence of 10-20 ops (DefaultConfig) made by 2-3
+// Generate makes a seeded sequence of 10-20 ops (DefaultConfig) made by 2-5
 // sessions: creates of every mode (persistent, ephemeral, sequential,
-// container, TTL, protected ephemeral sequential) with assorted ACLs, sets
-// and deletes with versions, multis of create/set/check/delete, reads with
-// every kind of watch, ACL changes, digest authentication, sync and session
-// close, plus calls ZooKeeper or go-zookeeper refuse (bad paths, flags,
-// ACLs, TTLs, writes to ZooKeeper's own nodes). Paths are relative to a base
-// node made fresh for every run, so that sequence numbers start from zero
-// and the sides compare.
+// container, TTL, protected ephemeral sequential) with ACLs of every scheme
+// (ip ids in their odd forms, digest ids with and without their hash, auth,
+// world, odd permission bits), sets and deletes with versions, multis of
+// create/set/check/delete of up to 9 ops, reads with every kind of watch,
+// ACL changes, addAuth with every scheme, sync and session close, data up
+// to and over the size limits, paths with letters beyond ASCII and
+// characters outside the Basic Multilingual Plane, reads of ZooKeeper's own
+// nodes, plus calls ZooKeeper or go-zookeeper refuse (bad paths, flags,
+// ACLs, TTLs, writes to ZooKeeper's own nodes). Paths are relative to a
+// base node made fresh for every run, so that sequence numbers start from
+// zero and the sides compare.
 //
 // # Running and comparing
 //

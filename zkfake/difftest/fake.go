@@ -36,7 +36,7 @@ func (f *FakeSide) Begin(name string) (string, int64, error) {
 	if err != nil {
 		return "", 0, err
 	}
-	for _, cred := range Credentials {
+	for _, cred := range allDigests() {
 		if err := admin.AddAuth("digest", []byte(cred)); err != nil {
 			return "", 0, fmt.Errorf("AddAuth(%s): %v", cred, err)
 		}

@@ -3,6 +3,7 @@ package difftest
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -108,6 +109,19 @@ func withAlice(acl ...zk.ACL) []zk.ACL {
 // Credentials are the digest identities sessions authenticate with. The
 // cleanup session of a real run holds all of them.
 var Credentials = []string{"alice:secret", "alice:wrong", "bob:pw"}
+
+// allDigests are every digest credential a sequence can authenticate with,
+// which the admin session of either side holds, so that it can list and
+// delete what a node's "creator" ACL gave to one of them.
+func allDigests() []string {
+	out := slices.Clone(Credentials)
+	for _, c := range OtherCredentials {
+		if c[0] == "digest" {
+			out = append(out, c[1])
+		}
+	}
+	return out
+}
 
 // OtherCredentials are addAuth's calls with the other schemes and with
 // malformed digests: ZooKeeper refuses some (AUTHFAILED, which closes the

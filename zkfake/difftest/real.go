@@ -44,7 +44,7 @@ func NewRealSide(servers []string) (*RealSide, error) {
 	rs.admin = admin
 	// The admin session holds every identity a sequence can use, so that
 	// it can list and delete whatever a sequence created.
-	for _, cred := range Credentials {
+	for _, cred := range allDigests() {
 		if err := admin.AddAuth("digest", []byte(cred)); err != nil {
 			admin.Close()
 			return nil, fmt.Errorf("difftest: AddAuth(%s): %v", cred, err)
