@@ -954,7 +954,7 @@ func (h *harness) onCompletion(s *slot, c completion) {
 	if c.wrote {
 		h.writes++
 	}
-	s.lastOK = s.phase == phaseLocking && !(c.err != nil && (isConnectionLoss(c.err) || errors.Is(c.err, zk.ErrSessionExpired) || errors.Is(c.err, zk.ErrClosing)))
+	s.lastOK = s.phase == phaseLocking && !(c.err != nil && (recipe.IsConnectionLoss(c.err) || errors.Is(c.err, zk.ErrSessionExpired) || errors.Is(c.err, zk.ErrClosing)))
 	s.lastDone, s.lastSig, s.lastSession = c.at, h.signature(), s.inc.conn.SessionID()
 }
 
@@ -987,10 +987,6 @@ func (h *harness) checkPoll(s *slot, r *request) {
 	if s.polls >= pollLimit {
 		h.found(Herd, "%s polls while it waits: %d calls in a row, each made after sleeping, with nothing changed on the server in between", s.name(), s.polls)
 	}
-}
-
-func isConnectionLoss(err error) bool {
-	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer)
 }
 
 // teardown ends the case: every live process closes its Conn (as a
