@@ -898,8 +898,8 @@ func (h *harness) write(s *slot) {
 	}
 }
 
-// add records an operation of the history's row row (a process, or one of
-// the rows that are no client's), told in the current step.
+// add records an operation of row (a process's number, or one of the rows
+// that are no client's), told in the current step.
 func (h *harness) add(row int, in linearizability.MutexInput, out any, call, ret linearizability.Instant) {
 	h.rec.Add(row, in, out, call, ret)
 	h.opSteps = append(h.opSteps, h.cur.index+1)
