@@ -9,16 +9,7 @@ package linearizability
 func (r *Recorder) Add(client int, input, output any, call, ret Instant) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.ops = append(r.ops, recordedOp{
-		state:    opReturned,
-		clientID: r.clientIDLocked(client),
-		input:    input,
-		output:   output,
-		call:     call.ev,
-		callAt:   call.ev.at,
-		ret:      ret.ev,
-		to:       -1,
-	})
+	r.addLocked(client, recordedOp{state: opReturned, input: input, output: output, call: call.ev, ret: ret.ev})
 }
 
 // AddUnknown records an operation of client that was called at call and
@@ -29,14 +20,7 @@ func (r *Recorder) Add(client int, input, output any, call, ret Instant) {
 func (r *Recorder) AddUnknown(client int, input any, call Instant) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.ops = append(r.ops, recordedOp{
-		state:    opUnknown,
-		clientID: r.clientIDLocked(client),
-		input:    input,
-		call:     call.ev,
-		callAt:   call.ev.at,
-		to:       -1,
-	})
+	r.addLocked(client, recordedOp{state: opUnknown, input: input, call: call.ev})
 	r.clients[client] = r.newIDLocked(owner{client: client, ok: true})
 }
 

@@ -130,16 +130,16 @@ func (r *Recorder) CallTagged(client int, tag string, input any) *Op {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	call := r.timeline.now(r.sinceStart())
-	r.ops = append(r.ops, recordedOp{
-		state:    opPending,
-		clientID: r.clientIDLocked(client),
-		tag:      tag,
-		input:    input,
-		call:     call,
-		callAt:   call.at,
-		to:       -1,
-	})
-	return &Op{r: r, index: len(r.ops) - 1}
+	return &Op{r: r, index: r.addLocked(client, recordedOp{state: opPending, tag: tag, input: input, call: call})}
+}
+
+// addLocked appends op, a called operation, as client's, and returns its
+// index.
+func (r *Recorder) addLocked(client int, op recordedOp) int {
+	op.clientID = r.clientIDLocked(client)
+	op.callAt, op.to = op.call.at, -1
+	r.ops = append(r.ops, op)
+	return len(r.ops) - 1
 }
 
 // Return records that the operation returned output, now.
