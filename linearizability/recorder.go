@@ -44,7 +44,8 @@ func (timePackageClock) Now() time.Time { return time.Now() }
 // server's log once a run is over — takes the instants of its events as
 // they happen or from their clock readings ([Recorder.Now],
 // [Recorder.At]) and records the operation once it knows it
-// ([Recorder.Add]).
+// ([Recorder.Add]). An event placed at a reading takes its place among the
+// events of that reading, wherever it was recorded.
 type Recorder struct {
 	clock Clock
 	start time.Time
