@@ -216,7 +216,7 @@ func (h *harness) apply(a action) {
 		h.begin(fmt.Sprintf("%s's process closes its Conn (session %#x); it goes on to Unlock if it holds, and to one more Lock", s.name(), inc.conn.SessionID()))
 		inc.conn.Close()
 		inc.closed, inc.closedStep = true, h.cur.index
-		h.fault(inc, "close", "Conn closed")
+		h.rec.Fault(inc.row, "close", "Conn closed")
 		h.settle()
 	case actDeleteNode:
 		h.touchNode(s, a.span > 0)
@@ -248,7 +248,7 @@ func (h *harness) apply(a action) {
 		h.begin(fmt.Sprintf("%s is cut off from the server", s.name()))
 		inc.conn.Partition()
 		inc.partitioned = true
-		inc.partitionFault = h.fault(inc, linearizability.FaultPartition, "partitioned")
+		inc.endCut = h.rec.Fault(inc.row, linearizability.FaultPartition, "partitioned")
 		h.tally.Partitions++
 		h.cuts = append(h.cuts, &cut{inc: inc, session: inc.conn.SessionID()})
 		h.settle()
@@ -266,7 +266,7 @@ func (h *harness) apply(a action) {
 		h.begin(fmt.Sprintf("%s's process freezes (a long GC pause): it sends nothing, not even pings", s.name()))
 		inc.conn.Pause()
 		inc.paused = true
-		inc.partitionFault = h.fault(inc, "pause", "process frozen")
+		inc.endCut = h.rec.Fault(inc.row, "pause", "process frozen")
 		h.tally.Pauses++
 		h.cuts = append(h.cuts, &cut{inc: inc, session: inc.conn.SessionID(), pause: true})
 		h.settle()
@@ -364,7 +364,7 @@ func (h *harness) move(s *slot, loss *zkfake.ReplyLoss) {
 	rule := *loss
 	rule.SessionID, rule.Nth = o.inc.conn.SessionID(), 1
 	remove := h.srv.LoseReplies(rule)
-	h.fault(o.inc, linearizability.FaultLostReply, where)
+	h.rec.Fault(o.inc.row, linearizability.FaultLostReply, where)
 	if m := h.reconnectTo; m > 0 && h.members > 2 && loss.Applied {
 		// A follower other than the client's own, made to lag if it does
 		// not: there the write the client never heard of shows up late.
@@ -471,28 +471,20 @@ func (h *harness) crash(s *slot) {
 	inc.kill()
 	inc.cancel()
 	h.endFault(inc)
-	h.fault(inc, linearizability.FaultCrash, "process crashed")
+	h.rec.Fault(inc.row, linearizability.FaultCrash, "process crashed")
 	switch s.phase {
 	case phaseLocking:
-		h.record(inc, s.acquireCall, 0, linearizability.MutexInput{Op: linearizability.Acquire, Lock: lockPath, Session: session}, nil)
+		h.addUnknown(inc.row, linearizability.MutexInput{Op: linearizability.Acquire, Lock: lockPath, Session: session}, s.acquireCall)
 	case phaseUnlocking:
-		h.record(inc, s.releaseCall, 0, linearizability.MutexInput{Op: linearizability.Release, Lock: lockPath, Session: s.holdSession}, nil)
+		h.addUnknown(inc.row, linearizability.MutexInput{Op: linearizability.Release, Lock: lockPath, Session: s.holdSession}, s.releaseCall)
 	}
 	h.spawn(s)
 }
 
-// fault records the start of a fault for porcupine's report and returns its
-// index.
-func (h *harness) fault(inc *incarnation, kind linearizability.FaultKind, detail string) int {
-	at := h.stamp()
-	h.faults = append(h.faults, linearizability.Fault{Kind: kind, ClientID: inc.porcID, Detail: detail, Start: at, End: at})
-	return len(h.faults) - 1
-}
-
-// endFault ends inc's open partition or pause.
+// endFault ends inc's open partition or pause in porcupine's report.
 func (h *harness) endFault(inc *incarnation) {
-	if inc.partitionFault >= 0 {
-		h.faults[inc.partitionFault].End = h.stamp()
-		inc.partitionFault = -1
+	if inc.endCut != nil {
+		inc.endCut()
+		inc.endCut = nil
 	}
 }

@@ -334,17 +334,8 @@ func (h *harness) touchNode(s *slot, write bool) {
 	}
 	if !write && (s.phase == phaseHolding || s.phase == phaseLocking) {
 		s.revoked = true
-		at := h.stamp()
-		if h.operatorRow < 0 {
-			h.operatorRow = h.newPorcID()
-		}
-		h.recordOp(linearizability.Operation{
-			ClientID: h.operatorRow,
-			Input:    linearizability.MutexInput{Op: linearizability.Revoke, Lock: lockPath, Session: session},
-			Output:   linearizability.MutexOutput{OK: true},
-			Call:     at,
-			Return:   at,
-		})
+		at := h.rec.Now()
+		h.add(operatorRow, linearizability.MutexInput{Op: linearizability.Revoke, Lock: lockPath, Session: session}, linearizability.MutexOutput{OK: true}, at, at)
 	}
 	h.settle()
 }
@@ -372,7 +363,9 @@ func (h *harness) closeAdmin() {
 // began.
 func (h *harness) lockOverlapped(s *slot) bool {
 	for _, o := range h.slots {
-		if o != s && (o.phase == phaseLocking || o.lockReturned > s.acquireCall) {
+		// A return, placed after everything the harness did at its
+		// instant, comes after a call made at the same instant.
+		if o != s && (o.phase == phaseLocking || !o.lockReturned.Time().Before(s.acquireCall.Time())) {
 			return true
 		}
 	}

@@ -383,9 +383,9 @@ func (h *harness) stuck(stalled time.Duration, moves int) {
 	for _, s := range h.slots {
 		switch s.phase {
 		case phaseLocking:
-			waiting = append(waiting, fmt.Sprintf("%s's Lock has not returned since step %d", s.name(), h.stampStep(s.acquireCall)))
+			waiting = append(waiting, fmt.Sprintf("%s's Lock has not returned since step %d", s.name(), h.instantStep(s.acquireCall)))
 		case phaseUnlocking:
-			waiting = append(waiting, fmt.Sprintf("%s's Unlock has not returned since step %d", s.name(), h.stampStep(s.releaseCall)))
+			waiting = append(waiting, fmt.Sprintf("%s's Unlock has not returned since step %d", s.name(), h.instantStep(s.releaseCall)))
 		}
 	}
 	who := "no client is in Lock or Unlock"

@@ -30,32 +30,49 @@ func (h *harness) stepAt(d time.Duration) int {
 	return max(i, 1)
 }
 
-// stampStep returns the story's number for the step of a timestamp.
+// stampStep returns the story's number for the step of a timestamp of the
+// case's history.
 func (h *harness) stampStep(stamp int64) int {
-	return h.stepAt(time.Duration(stamp / stampScale))
+	return h.stepAt(h.rec.Reading(stamp).Sub(h.start))
+}
+
+// instantStep returns the story's number for the step of an instant.
+func (h *harness) instantStep(i linearizability.Instant) int {
+	return h.stepAt(i.Time().Sub(h.start))
 }
 
 // opStep returns the story's number for the step in which operation i of
-// h.ops took effect as porcupine orders it: for a Lock, the step in which
-// it returned (the story tells the client holding a move or so later,
-// when the harness lets it on); for a write or an expiry, which take no
-// time, the step they happened in.
-func (h *harness) opStep(i int) int {
-	op := h.ops[i]
+// the history took effect as porcupine orders it: for a Lock, the step in
+// which it returned (the story tells the client holding a move or so
+// later, when the harness lets it on); for a write or an expiry, which
+// take no time, the step they happened in.
+func (c *caseResult) opStep(i int) int {
+	op := c.ops[i]
 	if op.Return != linearizability.Never && op.Return > op.Call {
-		return h.stampStep(op.Return)
+		return c.h.stampStep(op.Return)
 	}
-	return h.stampStep(op.Call)
+	return c.h.stampStep(op.Call)
 }
 
 // porcClient names the client whose row in the history is id.
 func (h *harness) porcClient(id int) string {
-	for _, inc := range h.incs {
-		if inc.porcID == id {
-			return incName(inc)
-		}
+	if inc := h.rowInc(id); inc != nil {
+		return incName(inc)
 	}
 	return fmt.Sprintf("row %d", id)
+}
+
+// rowInc returns the process whose row in the history is id, nil if it is
+// no process's.
+func (h *harness) rowInc(id int) *incarnation {
+	if row, ok := h.rec.Client(id); ok {
+		for _, inc := range h.incs {
+			if inc.row == row {
+				return inc
+			}
+		}
+	}
+	return nil
 }
 
 // incName names an incarnation as the story does.
@@ -74,26 +91,20 @@ func withToken(token int64) string {
 	return fmt.Sprintf(" with token %d", token)
 }
 
-// lastHold returns the index in h.ops of inc's last successful acquisition,
-// -1 if none.
-func (h *harness) lastHold(inc *incarnation) int {
-	for i := len(h.ops) - 1; i >= 0; i-- {
-		if _, _, ok := hold(h.ops[i]); ok && h.ops[i].ClientID == inc.porcID {
-			return i
-		}
-	}
-	return -1
-}
-
 // entered says in which step of the story inc entered the critical section
 // of the hold it has (the harness records the hold as it lets the client
-// in), and with which token.
+// in), and with which token: those of its last successful acquisition.
 func (h *harness) entered(inc *incarnation) (step int, token int64) {
-	i := h.lastHold(inc)
-	if i < 0 || i >= len(h.opSteps) {
-		return 0, 0
+	ops := h.rec.History().Operations
+	for i := len(ops) - 1; i >= 0; i-- {
+		if _, out, ok := hold(ops[i]); ok && h.rowInc(ops[i].ClientID) == inc {
+			if i >= len(h.opSteps) {
+				break
+			}
+			return h.opSteps[i], out.Token
+		}
 	}
-	return h.opSteps[i], h.ops[i].Output.(linearizability.MutexOutput).Token
+	return 0, 0
 }
 
 // definite reports whether op's outcome is known: it took effect between
@@ -190,7 +201,7 @@ func (c *caseResult) explain(withWrites, tokens bool) string {
 	op := ops[k]
 	in := op.Input.(linearizability.MutexInput)
 	out := op.Output.(linearizability.MutexOutput)
-	who, step := h.porcClient(op.ClientID), h.opStep(from[k])
+	who, step := h.porcClient(op.ClientID), c.opStep(from[k])
 	before := historyUpTo(ops, op.Return)
 	if in.Op == linearizability.Write {
 		return c.explainWrite(ops, from, k)
@@ -202,7 +213,7 @@ func (c *caseResult) explain(withWrites, tokens bool) string {
 	if !illegal(withoutTokens(linearizability.History{Operations: before, Faults: c.faults})) {
 		for i := k - 1; i >= 0; i-- {
 			if _, o, ok := hold(ops[i]); ok && ops[i].Return < op.Return && o.Token >= out.Token {
-				return staleToken(who, step, out.Token, h.porcClient(ops[i].ClientID), h.opStep(from[i]), o.Token)
+				return staleToken(who, step, out.Token, h.porcClient(ops[i].ClientID), c.opStep(from[i]), o.Token)
 			}
 		}
 	}
@@ -214,7 +225,7 @@ func (c *caseResult) explain(withWrites, tokens bool) string {
 		if i == k || !ok || p.Return > op.Return || pin.Session == in.Session || ended(ops, pin.Session, p.Return, op.Return) {
 			continue
 		}
-		return heldMeanwhile(who, step, out.Token, h.porcClient(p.ClientID), h.opStep(from[i]), pout.Token, pin.Session)
+		return heldMeanwhile(who, step, out.Token, h.porcClient(p.ClientID), c.opStep(from[i]), pout.Token, pin.Session)
 	}
 	return fmt.Sprintf("%s acquired at step %d%s, and no order of the Lock and Unlock calls and session expiries before it allows that", who, step, withToken(out.Token))
 }
@@ -245,7 +256,7 @@ func (c *caseResult) explainWrite(ops []linearizability.Operation, from []int, k
 	op := ops[k]
 	in := op.Input.(linearizability.MutexInput)
 	out := op.Output.(linearizability.MutexOutput)
-	who, step := h.porcClient(op.ClientID), h.opStep(from[k])
+	who, step := h.porcClient(op.ClientID), c.opStep(from[k])
 	verdict := "the resource accepted it"
 	if !out.OK {
 		verdict = "the resource refused it"
@@ -253,14 +264,14 @@ func (c *caseResult) explainWrite(ops []linearizability.Operation, from []int, k
 	expired := ""
 	for i, o := range ops {
 		if e, ok := o.Input.(linearizability.SessionExpiry); ok && e.Session == in.Session && o.Call < op.Call {
-			expired = fmt.Sprintf(" after its session %#x had expired at step %d", in.Session, h.opStep(from[i]))
+			expired = fmt.Sprintf(" after its session %#x had expired at step %d", in.Session, c.opStep(from[i]))
 		}
 	}
 	other := ""
 	for i := k - 1; i >= 0; i-- {
 		p := ops[i]
 		if pin, pout, ok := hold(p); ok && p.Return < op.Call && pin.Session != in.Session {
-			other = fmt.Sprintf(" and %s had acquired at step %d%s", h.porcClient(p.ClientID), h.opStep(from[i]), withToken(pout.Token))
+			other = fmt.Sprintf(" and %s had acquired at step %d%s", h.porcClient(p.ClientID), c.opStep(from[i]), withToken(pout.Token))
 			break
 		}
 	}
@@ -355,12 +366,12 @@ func (c *caseResult) plainly(ops []linearizability.Operation, from []int, withWr
 				// i returned before j was called, so i came first; j's
 				// token must be newer (a reentrant hold keeps its own).
 				if ops[i].Return < ops[j].Call && jout.Token != 0 && jout.Token <= iout.Token && !(iin.Session == jin.Session && iout.Token == jout.Token) {
-					return staleToken(h.porcClient(ops[j].ClientID), h.opStep(from[j]), jout.Token, h.porcClient(ops[i].ClientID), h.opStep(from[i]), iout.Token)
+					return staleToken(h.porcClient(ops[j].ClientID), c.opStep(from[j]), jout.Token, h.porcClient(ops[i].ClientID), c.opStep(from[i]), iout.Token)
 				}
 			case iin.Session != jin.Session && !ended(ops, iin.Session, ops[i].Call, ops[j].Return) && !ended(ops, jin.Session, ops[j].Call, ops[i].Return):
 				// Whichever took effect first, its hold could not have
 				// ended before the other's began.
-				return heldMeanwhile(h.porcClient(ops[j].ClientID), h.opStep(from[j]), jout.Token, h.porcClient(ops[i].ClientID), h.opStep(from[i]), iout.Token, iin.Session)
+				return heldMeanwhile(h.porcClient(ops[j].ClientID), c.opStep(from[j]), jout.Token, h.porcClient(ops[i].ClientID), c.opStep(from[i]), iout.Token, iin.Session)
 			}
 		}
 	}

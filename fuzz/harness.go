@@ -80,9 +80,15 @@ const (
 	// lingerTime is how long a case's goroutines get to end once the case
 	// is over.
 	lingerTime = time.Minute
-	// stampScale leaves room for several events at one virtual instant in
-	// the timestamps porcupine sees.
-	stampScale = 64
+)
+
+// The rows of the history that are no client's: the harness's own
+// deletions of clients' nodes, and the session ends read from the server's
+// log. The processes of clients are numbered from 0 (incarnation.row), so
+// these take numbers from the other end.
+const (
+	operatorRow = math.MaxInt - iota
+	serverRow
 )
 
 // phase is where a client is in its loop, as the harness sees it.
@@ -105,8 +111,8 @@ type slot struct {
 
 	phase       phase
 	inCS        bool
-	acquireCall int64 // timestamp of the open Lock call
-	releaseCall int64 // timestamp of the open Unlock call
+	acquireCall linearizability.Instant // when the open Lock was called
+	releaseCall linearizability.Instant // when the open Unlock was called
 	// unlockAttempts counts the Unlock calls of the current release.
 	unlockAttempts int
 	holdSession    int64 // the session that holds, when holding
@@ -124,8 +130,8 @@ type slot struct {
 	callSessions []int64
 	// revoked: someone else deleted the client's node since its Lock began.
 	revoked bool
-	// lockReturned stamps when the client's last Lock or TryLock returned.
-	lockReturned int64
+	// lockReturned is when the client's last Lock or TryLock returned.
+	lockReturned linearizability.Instant
 }
 
 func (s *slot) name() string { return fmt.Sprintf("client %d", s.id+1) }
@@ -148,7 +154,7 @@ type incarnation struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
 	done    chan struct{}
-	porcID  int
+	row     int // the process's client number in the history's recorder
 	fencing bool
 
 	mu        sync.Mutex
@@ -163,10 +169,10 @@ type incarnation struct {
 	stack     string // and where
 
 	// Harness-only state.
-	partitioned    bool
-	paused         bool
-	partitionFault int // index in faults of the open partition or pause
-	exited         bool
+	partitioned bool
+	paused      bool
+	endCut      func() // ends the open partition or pause in the history's faults
+	exited      bool
 	// closed: the process closed its Conn, in step closedStep;
 	// it makes one more Lock at most and then ends (a new process takes its
 	// place). locksAfterClose counts them.
@@ -287,17 +293,14 @@ type harness struct {
 	// loses reconnects to (0: the one it is on).
 	reconnectTo int
 
-	ops       []linearizability.Operation
-	opSteps   []int // for each operation record added, the story's step it was told in
-	faults    []linearizability.Fault
-	porcIDs   int
-	expiryRow int // porcupine client id of the row showing expiries; -1 until used
-	// operatorRow is the porcupine row of nodes deleted from outside; -1
-	// until used, and admin the session that deletes them.
-	operatorRow int
-	admin       *zkfake.Conn
-	stampNs     int64
-	stampSub    int64
+	// rec records the history porcupine checks; opSteps runs beside the
+	// operations recorded during the case, index for index, with the
+	// story's step each was told in (the session ends result adds from the
+	// server's log come after them, without steps).
+	rec     *linearizability.Recorder
+	opSteps []int
+	// admin is the harness's own session, which deletes clients' nodes.
+	admin *zkfake.Conn
 
 	resourceToken int64 // the newest token the fenced resource accepted
 	writes        int   // successful writes so far, for the poll detector
@@ -377,19 +380,18 @@ func runCase(t *rapid.T, e *engine) *caseResult {
 	schedule := rapid.SliceOfN(actionGen(clients), n, n).Draw(t, "schedule")
 
 	h := &harness{
-		e:           e,
-		t:           t,
-		srv:         zkfake.NewServer(zkfake.WithSeed(seed), zkfake.WithTickTime(tickTime), zkfake.WithEnsemble(members), zkfake.WithShuffledChildren()),
-		members:     members,
-		lagging:     map[int]bool{},
-		taken:       map[delivery]bool{},
-		start:       time.Now(),
-		fencing:     fencing,
-		expiryRow:   -1,
-		operatorRow: -1,
-		sessions:    map[int64]string{},
-		end:         &caseEnd{},
-		woke:        map[*slot]time.Time{},
+		e:        e,
+		t:        t,
+		srv:      zkfake.NewServer(zkfake.WithSeed(seed), zkfake.WithTickTime(tickTime), zkfake.WithEnsemble(members), zkfake.WithShuffledChildren()),
+		members:  members,
+		lagging:  map[int]bool{},
+		taken:    map[delivery]bool{},
+		start:    time.Now(),
+		rec:      linearizability.NewRecorder(nil),
+		fencing:  fencing,
+		sessions: map[int64]string{},
+		end:      &caseEnd{},
+		woke:     map[*slot]time.Time{},
 	}
 	where := "a server"
 	if members > 1 {
@@ -496,16 +498,15 @@ func (h *harness) spawn(s *slot) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	inc := &incarnation{
-		slot:           s,
-		n:              s.incs,
-		conn:           conn,
-		ctx:            ctx,
-		cancel:         cancel,
-		done:           make(chan struct{}),
-		killed:         make(chan struct{}),
-		porcID:         h.newPorcID(),
-		fencing:        h.fencing,
-		partitionFault: -1,
+		slot:    s,
+		n:       s.incs,
+		conn:    conn,
+		ctx:     ctx,
+		cancel:  cancel,
+		done:    make(chan struct{}),
+		killed:  make(chan struct{}),
+		row:     len(h.incs),
+		fencing: h.fencing,
 	}
 	inc.gated = newGatedConn(inc, conn, newLeash(h.end))
 	s.inc = inc
@@ -513,12 +514,6 @@ func (h *harness) spawn(s *slot) {
 	h.incs = append(h.incs, inc)
 	h.noteSession(inc)
 	go inc.run(h.e.newLocker)
-}
-
-func (h *harness) newPorcID() int {
-	id := h.porcIDs
-	h.porcIDs++
-	return id
 }
 
 // noteSession remembers which client a session belongs to, for the story.
@@ -630,28 +625,12 @@ func (h *harness) openCut(inc *incarnation) *cut {
 // now is the virtual time since the case began.
 func (h *harness) now() time.Duration { return time.Since(h.start) }
 
-// stamp returns a timestamp for an event happening now, after every event
-// stamped before it.
-func (h *harness) stamp() int64 {
-	ns := int64(h.now())
-	if ns != h.stampNs {
-		h.stampNs, h.stampSub = ns, 0
-	}
-	h.stampSub++
-	return ns*stampScale + min(h.stampSub, stampScale-2)
-}
-
-// stampEnd returns the timestamp of a client's event at instant t: after
-// every harness event of that instant. A client runs after the harness lets
-// it, and before the next step, which happens at a later instant.
-func (h *harness) stampEnd(t time.Time) int64 {
-	return int64(t.Sub(h.start))*stampScale + stampScale - 1
-}
-
-// stampAt returns the timestamp of a server event at instant t: before any
-// harness event of the same instant.
-func (h *harness) stampAt(t time.Time) int64 {
-	return int64(t.Sub(h.start)) * stampScale
+// returned is the instant of a client's return at t, which the harness
+// hears of when the client reaches its next point: after every event of the
+// harness at that instant. A client runs after the harness lets it, and
+// before the next step, which happens at a later instant.
+func (h *harness) returned(t time.Time) linearizability.Instant {
+	return h.rec.At(t, linearizability.Last)
 }
 
 // found records the case's finding; the case stops at the first.
@@ -716,7 +695,7 @@ func (h *harness) onPoint(s *slot, r *request) bool {
 		s.callSessions = s.callSessions[:0]
 		s.noteCallSession(inc.conn.SessionID())
 		s.phase, s.revoked = phaseLocking, false
-		s.acquireCall = h.stamp()
+		s.acquireCall = h.rec.Now()
 		s.polls, s.lastOK = 0, false
 		h.note("%s calls %s%s", s.name(), r.how.lockCall(), describePath(inc.locker))
 
@@ -724,7 +703,7 @@ func (h *harness) onPoint(s *slot, r *request) bool {
 		// Lock returned when the client registered this point, at the
 		// end of that instant: after everything the harness did then.
 		s.phase = phaseIdle
-		ret := h.stampEnd(r.at)
+		ret := h.returned(r.at)
 		in := linearizability.MutexInput{Op: linearizability.Acquire, Lock: lockPath, Session: r.session}
 		if r.how == howTry && r.err == nil {
 			in.Op = linearizability.TryLock
@@ -748,8 +727,8 @@ func (h *harness) onPoint(s *slot, r *request) bool {
 			if id == r.session && (r.got || r.how == howTry && r.err == nil) {
 				continue
 			}
-			h.record(inc, s.acquireCall, ret, linearizability.MutexInput{Op: linearizability.Acquire, Lock: lockPath, Session: id}, linearizability.MutexUnknown{})
-			h.record(inc, s.acquireCall, ret, linearizability.MutexInput{Op: linearizability.Release, Lock: lockPath, Session: id}, linearizability.MutexUnknown{})
+			h.add(inc.row, linearizability.MutexInput{Op: linearizability.Acquire, Lock: lockPath, Session: id}, linearizability.MutexUnknown{}, s.acquireCall, ret)
+			h.add(inc.row, linearizability.MutexInput{Op: linearizability.Release, Lock: lockPath, Session: id}, linearizability.MutexUnknown{}, s.acquireCall, ret)
 		}
 		switch {
 		case r.err != nil:
@@ -765,11 +744,11 @@ func (h *harness) onPoint(s *slot, r *request) bool {
 				// no recorded operation shows. The answer claims nothing.
 				in.Op = linearizability.Acquire
 			}
-			h.record(inc, s.acquireCall, ret, in, linearizability.MutexOutput{})
+			h.add(inc.row, in, linearizability.MutexOutput{}, s.acquireCall, ret)
 			h.note("%s's TryLock finds the lock taken", s.name())
 			return true
 		}
-		h.record(inc, s.acquireCall, ret, in, linearizability.MutexOutput{OK: true, Token: r.token})
+		h.add(inc.row, in, linearizability.MutexOutput{OK: true, Token: r.token}, s.acquireCall, ret)
 		s.phase, s.inCS = phaseHolding, true
 		s.holdSession = r.session
 		h.note("%s holds the lock (session %#x%s) and enters its critical section", s.name(), r.session, describeToken(r.token))
@@ -789,7 +768,7 @@ func (h *harness) onPoint(s *slot, r *request) bool {
 		}
 		s.inCS = false
 		s.phase, s.unlockAttempts = phaseUnlocking, 0
-		s.releaseCall = h.stamp()
+		s.releaseCall = h.rec.Now()
 		h.note("%s leaves its critical section%s and calls %s", s.name(), describeState(inc.locker), r.how.unlockCall())
 
 	case pointReentered:
@@ -820,21 +799,20 @@ func (h *harness) onPoint(s *slot, r *request) bool {
 		// client cannot tell which. A client may also leave a failed
 		// release pending and go on to its next Lock, as a caller that
 		// ignores Unlock's error does; the outcome is then open too.
-		ret := h.stampEnd(r.at)
 		in := linearizability.MutexInput{Op: linearizability.Release, Lock: lockPath, Session: s.holdSession}
 		s.unlockAttempts++
 		switch {
 		case r.err == nil:
-			h.record(inc, s.releaseCall, ret, in, linearizability.MutexOutput{OK: true})
+			h.add(inc.row, in, linearizability.MutexOutput{OK: true}, s.releaseCall, h.returned(r.at))
 			h.note("%s's %s returns", s.name(), r.how.unlockCall())
 		case releaseSettled(r.err):
-			h.record(inc, s.releaseCall, ret, in, nil)
+			h.addUnknown(inc.row, in, s.releaseCall)
 			h.note("%s's %s says the hold was gone: %v", s.name(), r.how.unlockCall(), r.err)
 		case h.how != howPlain && h.how < numHows || inc.closed:
 			// Any way but the plain one sends the client on (howGiveUp
 			// names it; the other ways lend it their draws, so that about
 			// half the failed Unlocks are left pending).
-			h.record(inc, s.releaseCall, ret, in, nil)
+			h.addUnknown(inc.row, in, s.releaseCall)
 			h.note("%s's %s fails: %v; the client leaves the release pending and moves on", s.name(), r.how.unlockCall(), r.err)
 			r.how = howGiveUp
 		case s.unlockAttempts < unlockAttempts:
@@ -842,7 +820,7 @@ func (h *harness) onPoint(s *slot, r *request) bool {
 			r.how = howPlain
 			return true
 		default:
-			h.record(inc, s.releaseCall, ret, in, nil)
+			h.addUnknown(inc.row, in, s.releaseCall)
 			h.note("%s's Unlock fails, for the last time: %v", s.name(), r.err)
 		}
 		s.phase, s.unlockAttempts = phaseIdle, 0
@@ -907,8 +885,8 @@ func (h *harness) write(s *slot) {
 	if accepted && fenced {
 		h.resourceToken = token
 	}
-	at := h.stamp()
-	h.record(inc, at, at, linearizability.MutexInput{Op: linearizability.Write, Lock: lockPath, Session: s.holdSession, Token: token}, linearizability.MutexOutput{OK: accepted})
+	at := h.rec.Now()
+	h.add(inc.row, linearizability.MutexInput{Op: linearizability.Write, Lock: lockPath, Session: s.holdSession, Token: token}, linearizability.MutexOutput{OK: accepted}, at, at)
 	verdict := "the resource accepts it"
 	if !accepted {
 		verdict = fmt.Sprintf("the resource refuses it: it has seen token %d", h.resourceToken)
@@ -920,23 +898,17 @@ func (h *harness) write(s *slot) {
 	}
 }
 
-// record adds an operation to the history porcupine checks.
-func (h *harness) record(inc *incarnation, call, ret int64, in linearizability.MutexInput, out any) {
-	op := linearizability.Operation{ClientID: inc.porcID, Input: in, Call: call, Return: ret}
-	if out != nil {
-		op.Output = out
-	} else {
-		op.Return = linearizability.Never
-	}
-	h.recordOp(op)
+// add records an operation of row (a process's number, or one of the rows
+// that are no client's), told in the current step.
+func (h *harness) add(row int, in linearizability.MutexInput, out any, call, ret linearizability.Instant) {
+	h.rec.Add(row, in, out, call, ret)
+	h.opSteps = append(h.opSteps, h.cur.index+1)
 }
 
-// recordOp adds op to the history, with the story's step it is told in:
-// opSteps runs beside the operations recorded during the case, index for
-// index (the session expiries result adds from the server's log come after
-// them, without steps).
-func (h *harness) recordOp(op linearizability.Operation) {
-	h.ops = append(h.ops, op)
+// addUnknown records an operation of the process numbered row whose
+// outcome the client never learns, told in the current step.
+func (h *harness) addUnknown(row int, in linearizability.MutexInput, call linearizability.Instant) {
+	h.rec.AddUnknown(row, in, call)
 	h.opSteps = append(h.opSteps, h.cur.index+1)
 }
 
@@ -954,7 +926,7 @@ func (h *harness) onCompletion(s *slot, c completion) {
 	if c.wrote {
 		h.writes++
 	}
-	s.lastOK = s.phase == phaseLocking && !(c.err != nil && (isConnectionLoss(c.err) || errors.Is(c.err, zk.ErrSessionExpired) || errors.Is(c.err, zk.ErrClosing)))
+	s.lastOK = s.phase == phaseLocking && !(c.err != nil && (recipe.IsConnectionLoss(c.err) || errors.Is(c.err, zk.ErrSessionExpired) || errors.Is(c.err, zk.ErrClosing)))
 	s.lastDone, s.lastSig, s.lastSession = c.at, h.signature(), s.inc.conn.SessionID()
 }
 
@@ -987,10 +959,6 @@ func (h *harness) checkPoll(s *slot, r *request) {
 	if s.polls >= pollLimit {
 		h.found(Herd, "%s polls while it waits: %d calls in a row, each made after sleeping, with nothing changed on the server in between", s.name(), s.polls)
 	}
-}
-
-func isConnectionLoss(err error) bool {
-	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer)
 }
 
 // teardown ends the case: every live process closes its Conn (as a

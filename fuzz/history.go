@@ -21,27 +21,21 @@ func (h *harness) result() *caseResult {
 	log := h.srv.Log()
 	for _, r := range log {
 		if r.Kind == zkfake.RecordSession && (r.Op == "expireSession" || r.Op == "closeSession") {
-			if h.expiryRow < 0 {
-				h.expiryRow = h.newPorcID()
-			}
-			at := h.stampAt(r.Time)
-			h.ops = append(h.ops, linearizability.Operation{
-				ClientID: h.expiryRow,
-				Input:    linearizability.SessionExpiry{Session: r.Session},
-				Output:   struct{}{},
-				Call:     at,
-				Return:   at,
-			})
-			h.faults = append(h.faults, linearizability.Fault{Kind: linearizability.FaultExpiry, ClientID: -1, Detail: fmt.Sprintf("session %#x (%s)", r.Session, h.client(r.Session)), Start: at, End: at})
+			// The server's timers fire as their instant begins, before
+			// anything the harness and the clients do at it.
+			at := h.rec.At(r.Time, linearizability.First)
+			h.rec.Add(serverRow, linearizability.SessionExpiry{Session: r.Session}, struct{}{}, at, at)
+			h.rec.FaultAt(-1, linearizability.FaultExpiry, fmt.Sprintf("session %#x (%s)", r.Session, h.client(r.Session)), at, at)
 		}
 	}
 	h.tell(log)
+	history := h.rec.History()
 	c := &caseResult{
 		tally:   h.tally,
 		finding: h.finding,
 		steps:   h.nSteps,
-		ops:     h.ops,
-		faults:  h.faults,
+		ops:     history.Operations,
+		faults:  history.Faults,
 		h:       h,
 		log:     log,
 	}

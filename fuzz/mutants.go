@@ -219,7 +219,7 @@ func (l *queueLock) enqueue(ctx context.Context) error {
 				return err
 			}
 			continue
-		case isConnectionLoss(err) && l.v == listingOrder:
+		case recipe.IsConnectionLoss(err) && l.v == listingOrder:
 			// Plain names carry no mark: any node of the current
 			// session is the one, as the lock has one at a time.
 			node, ferr := l.findOwn(ctx, "")
@@ -230,7 +230,7 @@ func (l *queueLock) enqueue(ctx context.Context) error {
 				l.node = node
 				return nil
 			}
-		case isConnectionLoss(err) && l.v != plainRetry:
+		case recipe.IsConnectionLoss(err) && l.v != plainRetry:
 			mark := "_c_" + guid + "-"
 			if l.v != forgetGUID && !slices.Contains(l.lost, mark) {
 				// The create may have applied: its node is looked for,
@@ -250,7 +250,7 @@ func (l *queueLock) enqueue(ctx context.Context) error {
 				guid = l.newGUID()
 				prefix = l.dir + "/_c_" + guid + "-lock-"
 			}
-		case isConnectionLoss(err), errors.Is(err, zk.ErrSessionExpired):
+		case recipe.IsConnectionLoss(err), errors.Is(err, zk.ErrSessionExpired):
 		default:
 			return err
 		}
@@ -432,7 +432,7 @@ func (l *queueLock) await(ctx context.Context) (bool, error) {
 			continue // gone already: list again
 		case l.v != retryClosed && closedConn(l.conn, err):
 			return false, zk.ErrClosing
-		case isConnectionLoss(err), errors.Is(err, zk.ErrSessionExpired):
+		case recipe.IsConnectionLoss(err), errors.Is(err, zk.ErrSessionExpired):
 			if err := pause(ctx, mutantBackoff); err != nil {
 				return false, err
 			}
@@ -623,7 +623,7 @@ func (l *nodeLock) Lock(ctx context.Context) error {
 					return ctx.Err()
 				}
 				continue
-			case err != nil && (!isConnectionLoss(err) || closedConn(l.conn, err)):
+			case err != nil && (!recipe.IsConnectionLoss(err) || closedConn(l.conn, err)):
 				return err
 			case err != nil:
 				if err := pause(ctx, mutantBackoff); err != nil {
@@ -663,7 +663,7 @@ func (l *nodeLock) Lock(ctx context.Context) error {
 				}
 			}
 			continue
-		case isConnectionLoss(err), errors.Is(err, zk.ErrSessionExpired):
+		case recipe.IsConnectionLoss(err), errors.Is(err, zk.ErrSessionExpired):
 			if tries >= mutantRetryLimit {
 				return err
 			}
@@ -716,7 +716,7 @@ func deleteNodeBounded(ctx context.Context, conn zktest.Conn, path string, sessi
 			return errLost
 		case closedConn(conn, err):
 			return errLost // the node goes with the closed session
-		case isConnectionLoss(err) && tries < mutantRetryLimit:
+		case recipe.IsConnectionLoss(err) && tries < mutantRetryLimit:
 			*unsure = true
 			time.Sleep(mutantBackoff)
 		default:
@@ -767,7 +767,7 @@ func retryFor(ctx context.Context, limit time.Duration, op func() error) error {
 	deadline := time.Now().Add(limit)
 	for {
 		err := op()
-		if !isConnectionLoss(err) || !time.Now().Before(deadline) {
+		if !recipe.IsConnectionLoss(err) || !time.Now().Before(deadline) {
 			return err
 		}
 		if err := pause(ctx, mutantBackoff); err != nil {
@@ -780,7 +780,7 @@ func retryFor(ctx context.Context, limit time.Duration, op func() error) error {
 func retry(ctx context.Context, op func() error) error {
 	for tries := 0; ; tries++ {
 		err := op()
-		if !isConnectionLoss(err) || tries >= mutantRetryLimit {
+		if !recipe.IsConnectionLoss(err) || tries >= mutantRetryLimit {
 			return err
 		}
 		if err := pause(ctx, mutantBackoff); err != nil {

@@ -103,12 +103,12 @@ type realCase struct {
 	fencing bool
 	start   time.Time
 
+	// rec records the history porcupine checks.
+	rec *linearizability.Recorder
+
 	mu       sync.Mutex
-	last     int64
-	ops      []linearizability.Operation
-	faults   []linearizability.Fault
 	lines    []string
-	porcIDs  int
+	spawned  int   // processes started so far, which numbers their rows
 	resource int64 // the newest token the fenced resource accepted
 	steps    int
 	clients  []*realClient
@@ -124,20 +124,21 @@ type realClient struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
 	done    chan struct{}
-	porcID  int
+	row     int           // the process's client number in the history's recorder
 	stop    chan struct{} // closed when the client is to finish its round and stop
 	stopped sync.Once
 
 	// Guarded by c.mu.
-	session        int64     // the session the client last had
-	disconnectedAt int64     // when it last lost its connection, 0 if connected
-	partitionedAt  int64     // when the harness cut it off, 0 if it is not
-	abandoned      bool      // crashed: the harness no longer heeds it
-	finished       time.Time // when its loop ended
+	session        int64                   // the session the client last had
+	disconnectedAt time.Time               // when it last lost its connection, zero if connected
+	cut            linearizability.Instant // when the harness cut it off
+	endCut         func()                  // ends the partition in the history's faults; nil if not cut off
+	abandoned      bool                    // crashed: the harness no longer heeds it
+	finished       time.Time               // when its loop ended
 }
 
 func newRealCase(t *testing.T, env zktest.Env, e *engine, rng *rand.Rand) *realCase {
-	c := &realCase{t: t, env: env, e: e, rng: rng, lock: env.Base() + "/lock", start: time.Now()}
+	c := &realCase{t: t, env: env, e: e, rng: rng, lock: env.Base() + "/lock", start: time.Now(), rec: linearizability.NewRecorder(nil)}
 	switch e.cfg.Fencing {
 	case FencingAlways:
 		c.fencing = true
@@ -145,17 +146,6 @@ func newRealCase(t *testing.T, env zktest.Env, e *engine, rng *rand.Rand) *realC
 		c.fencing = rng.IntN(2) == 0
 	}
 	return c
-}
-
-// stamp returns a timestamp for an event happening now, after every event
-// stamped before it. Called with c.mu held.
-func (c *realCase) stamp() int64 {
-	now := int64(time.Since(c.start))
-	if now <= c.last {
-		now = c.last + 1
-	}
-	c.last = now
-	return now
 }
 
 // note adds a line to the story. Called with c.mu held.
@@ -167,17 +157,6 @@ func (c *realCase) notef(format string, args ...any) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.note(format, args...)
-}
-
-// record adds an operation to the history. Called with c.mu held.
-func (c *realCase) record(porcID int, call, ret int64, in any, out any) {
-	op := linearizability.Operation{ClientID: porcID, Input: in, Call: call, Return: ret, Output: out}
-	if out == nil {
-		if _, ok := in.(linearizability.MutexInput); ok {
-			op.Return = linearizability.Never
-		}
-	}
-	c.ops = append(c.ops, op)
 }
 
 // run runs the case: clients loop while faults are injected, then every
@@ -250,8 +229,8 @@ func (c *realCase) spawn(k int) {
 	conn, events := c.env.Connect(c.t, realSessionTime)
 	ctx, cancel := context.WithCancel(context.Background())
 	c.mu.Lock()
-	cl := &realClient{c: c, id: k, conn: conn, ctx: ctx, cancel: cancel, done: make(chan struct{}), stop: make(chan struct{}), porcID: c.porcIDs, session: conn.SessionID()}
-	c.porcIDs++
+	cl := &realClient{c: c, id: k, conn: conn, ctx: ctx, cancel: cancel, done: make(chan struct{}), stop: make(chan struct{}), row: c.spawned, session: conn.SessionID()}
+	c.spawned++
 	cl.name = fmt.Sprintf("client %d", k+1)
 	if k < len(c.clients) {
 		cl.name += " (restarted)"
@@ -268,25 +247,21 @@ func (c *realCase) spawn(k int) {
 func (c *realCase) partitioned(cl *realClient) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return cl.partitionedAt != 0
+	return cl.endCut != nil
 }
 
 func (c *realCase) setPartitioned(cl *realClient, cut bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if cut {
-		cl.partitionedAt = c.stamp()
-		c.faults = append(c.faults, linearizability.Fault{Kind: linearizability.FaultPartition, ClientID: cl.porcID, Detail: "partitioned", Start: cl.partitionedAt, End: cl.partitionedAt})
+		cl.cut = c.rec.Now()
+		cl.endCut = c.rec.Fault(cl.row, linearizability.FaultPartition, "partitioned")
 		return
 	}
-	if cl.partitionedAt != 0 {
-		for i := range c.faults {
-			if f := &c.faults[i]; f.ClientID == cl.porcID && f.Kind == linearizability.FaultPartition && f.Start == cl.partitionedAt {
-				f.End = c.stamp()
-			}
-		}
+	if cl.endCut != nil {
+		cl.endCut()
+		cl.endCut = nil
 	}
-	cl.partitionedAt = 0
 }
 
 // crash cuts a client off for good and abandons it: its session expires
@@ -298,18 +273,11 @@ func (c *realCase) crash(cl *realClient, p zktest.Partitioner) {
 	}
 	c.mu.Lock()
 	cl.abandoned = true
-	from := cl.partitionedAt
-	c.faults = append(c.faults, linearizability.Fault{Kind: linearizability.FaultCrash, ClientID: cl.porcID, Detail: "process crashed", Start: from, End: from})
-	c.record(c.newPorcIDLocked(), from, linearizability.Never, linearizability.SessionExpiry{Session: cl.session}, struct{}{})
+	c.rec.FaultAt(cl.row, linearizability.FaultCrash, "process crashed", cl.cut, cl.cut)
+	c.rec.Observe(linearizability.SessionExpiry{Session: cl.session}, struct{}{}, cl.cut.Time(), time.Time{})
 	c.mu.Unlock()
 	cl.cancel()
 	cl.stopped.Do(func() { close(cl.stop) })
-}
-
-func (c *realCase) newPorcIDLocked() int {
-	id := c.porcIDs
-	c.porcIDs++
-	return id
 }
 
 // watch follows the client's session events: when it learns that its
@@ -324,19 +292,20 @@ func (cl *realClient) watch(events <-chan zk.Event) {
 		c.mu.Lock()
 		switch ev.State {
 		case zk.StateDisconnected:
-			if cl.disconnectedAt == 0 {
-				cl.disconnectedAt = c.stamp()
+			if cl.disconnectedAt.IsZero() {
+				cl.disconnectedAt = time.Now()
 			}
 		case zk.StateHasSession:
-			cl.disconnectedAt = 0
+			cl.disconnectedAt = time.Time{}
 			cl.session = cl.conn.SessionID()
 		case zk.StateExpired:
 			if !cl.abandoned {
+				now := time.Now()
 				from := cl.disconnectedAt
-				if from == 0 {
-					from = c.stamp()
+				if from.IsZero() {
+					from = now
 				}
-				c.record(c.newPorcIDLocked(), from, c.stamp(), linearizability.SessionExpiry{Session: cl.session}, struct{}{})
+				c.rec.Observe(linearizability.SessionExpiry{Session: cl.session}, struct{}{}, from, now)
 				c.note("%s learns that its session %#x has expired", cl.name, cl.session)
 			}
 		}
@@ -361,19 +330,17 @@ func (cl *realClient) loop() {
 			return
 		default:
 		}
-		c.mu.Lock()
-		call := c.stamp()
-		c.mu.Unlock()
+		call := c.rec.Now()
 		err := cl.locker.Lock(cl.ctx)
 		c.mu.Lock()
 		if cl.abandoned {
 			c.mu.Unlock()
 			return
 		}
-		ret, session := c.stamp(), cl.conn.SessionID()
+		ret, session := c.rec.Now(), cl.conn.SessionID()
 		in := linearizability.MutexInput{Op: linearizability.Acquire, Lock: c.lock, Session: session}
 		if err != nil {
-			c.record(cl.porcID, call, ret, in, linearizability.MutexOutput{})
+			c.rec.Add(cl.row, in, linearizability.MutexOutput{}, call, ret)
 			c.note("%s's Lock fails: %v", cl.name, err)
 			c.mu.Unlock()
 			pause(100)
@@ -383,7 +350,7 @@ func (cl *realClient) loop() {
 		if f, ok := cl.locker.(Fencer); ok {
 			token = f.Token()
 		}
-		c.record(cl.porcID, call, ret, in, linearizability.MutexOutput{OK: true, Token: token})
+		c.rec.Add(cl.row, in, linearizability.MutexOutput{OK: true, Token: token}, call, ret)
 		c.note("%s holds the lock (session %#x%s)", cl.name, session, describeToken(token))
 		c.mu.Unlock()
 		pause(50)
@@ -392,7 +359,7 @@ func (cl *realClient) loop() {
 			pause(50)
 		}
 		c.mu.Lock()
-		ucall := c.stamp()
+		ucall := c.rec.Now()
 		c.note("%s calls Unlock", cl.name)
 		c.mu.Unlock()
 		var uerr error
@@ -405,10 +372,10 @@ func (cl *realClient) loop() {
 		if !cl.abandoned {
 			uin := linearizability.MutexInput{Op: linearizability.Release, Lock: c.lock, Session: session}
 			if uerr == nil {
-				c.record(cl.porcID, ucall, c.stamp(), uin, linearizability.MutexOutput{OK: true})
+				c.rec.Add(cl.row, uin, linearizability.MutexOutput{OK: true}, ucall, c.rec.Now())
 				c.note("%s's Unlock returns", cl.name)
 			} else {
-				c.record(cl.porcID, ucall, c.stamp(), uin, nil)
+				c.rec.AddUnknown(cl.row, uin, ucall)
 				c.note("%s's Unlock fails: %v", cl.name, uerr)
 			}
 		}
@@ -418,11 +385,9 @@ func (cl *realClient) loop() {
 }
 
 // rng2 draws a pause for a client goroutine; the case's own generator
-// belongs to the harness goroutine.
+// belongs to the harness goroutine, and nothing in real time repeats.
 func (c *realCase) rng2(max int) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return int(c.stamp() % int64(max+1))
+	return rand.IntN(max + 1)
 }
 
 // write is a holder's write to the protected resource, as in fake mode.
@@ -443,8 +408,8 @@ func (cl *realClient) write(session int64) {
 	if accepted && fenced {
 		c.resource = token
 	}
-	at := c.stamp()
-	c.record(cl.porcID, at, at, linearizability.MutexInput{Op: linearizability.Write, Lock: c.lock, Session: session, Token: token}, linearizability.MutexOutput{OK: accepted})
+	at := c.rec.Now()
+	c.rec.Add(cl.row, linearizability.MutexInput{Op: linearizability.Write, Lock: c.lock, Session: session, Token: token}, linearizability.MutexOutput{OK: accepted}, at, at)
 	c.note("%s writes to the protected resource%s: accepted %v", cl.name, describeToken(token), accepted)
 }
 
@@ -494,7 +459,8 @@ func (c *realCase) leaked() *Finding {
 func (c *realCase) finish() *caseResult {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return &caseResult{ops: c.ops, faults: c.faults, rendered: c.story(), steps: c.steps}
+	h := c.rec.History()
+	return &caseResult{ops: h.Operations, faults: h.Faults, rendered: c.story(), steps: c.steps}
 }
 
 func (c *realCase) story() string {

@@ -38,6 +38,14 @@ func (timePackageClock) Now() time.Time { return time.Now() }
 // increasing in the order events are recorded: events recorded at the same
 // clock reading (common under synctest, where time stands still while
 // goroutines run) still keep the real order in which they happened.
+//
+// A caller that learns of an operation only after the fact — a harness that
+// steps its clients one at a time and hears of a return later, or reads a
+// server's log once a run is over — takes the instants of its events as
+// they happen or from their clock readings ([Recorder.Now],
+// [Recorder.At]) and records the operation once it knows it
+// ([Recorder.Add]). An event placed at a reading takes its place among the
+// events of that reading, wherever it was recorded.
 type Recorder struct {
 	clock Clock
 	start time.Time
@@ -46,8 +54,15 @@ type Recorder struct {
 	timeline timeline
 	ops      []recordedOp
 	clients  map[int]int
-	nextID   int
+	owners   []owner // for each porcupine id, the client it was given to
 	faults   []recordedFault
+}
+
+// owner is the client a porcupine id was given to; an observed operation's
+// id belongs to no client.
+type owner struct {
+	client int
+	ok     bool
 }
 
 // opState says how much of an operation the recorder has seen.
@@ -66,9 +81,10 @@ type recordedOp struct {
 	tag      string
 	input    any
 	output   any
-	// call and ret are timestamps of recorded events; for observed
-	// operations they are computed from from/to when the history is built.
-	call, ret int64
+	// call and ret are events of the timeline (ret only once returned);
+	// an observed operation has none, and is placed from callAt and to
+	// when the history is built.
+	call, ret event
 	// callAt is the clock reading at the call (or the observed lower bound);
 	// to is the observed upper bound, or negative when there is none.
 	callAt, to time.Duration
@@ -80,6 +96,10 @@ type recordedFault struct {
 	detail   string
 	from, to time.Duration
 	ended    bool
+	// placed: the fault runs from event start to event end (see
+	// [Recorder.FaultAt]) rather than between the readings from and to.
+	placed     bool
+	start, end event
 }
 
 // NewRecorder returns a recorder reading clock, or the time package's clock
@@ -110,18 +130,17 @@ func (r *Recorder) Call(client int, input any) *Op {
 func (r *Recorder) CallTagged(client int, tag string, input any) *Op {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	at := r.sinceStart()
-	r.ops = append(r.ops, recordedOp{
-		state:    opPending,
-		clientID: r.clientIDLocked(client),
-		tag:      tag,
-		input:    input,
-		call:     r.timeline.record(at),
-		callAt:   at,
-		ret:      Never,
-		to:       -1,
-	})
-	return &Op{r: r, index: len(r.ops) - 1}
+	call := r.timeline.now(r.sinceStart())
+	return &Op{r: r, index: r.addLocked(client, recordedOp{state: opPending, tag: tag, input: input, call: call})}
+}
+
+// addLocked appends op, a called operation, as client's, and returns its
+// index.
+func (r *Recorder) addLocked(client int, op recordedOp) int {
+	op.clientID = r.clientIDLocked(client)
+	op.callAt, op.to = op.call.at, -1
+	r.ops = append(r.ops, op)
+	return len(r.ops) - 1
 }
 
 // Return records that the operation returned output, now.
@@ -135,7 +154,7 @@ func (o *Op) Return(output any) {
 	}
 	op.state = opReturned
 	op.output = output
-	op.ret = r.timeline.record(r.sinceStart())
+	op.ret = r.timeline.now(r.sinceStart())
 }
 
 // Unknown records that the client will never learn the operation's outcome:
@@ -152,7 +171,7 @@ func (o *Op) Unknown() {
 	op.state = opUnknown
 	for client, id := range r.clients {
 		if id == op.clientID {
-			r.clients[client] = r.newIDLocked()
+			r.clients[client] = r.newIDLocked(owner{client: client, ok: true})
 		}
 	}
 }
@@ -171,7 +190,7 @@ func (r *Recorder) Observe(input, output any, from, to time.Time) {
 	}
 	r.ops = append(r.ops, recordedOp{
 		state:    opObserved,
-		clientID: r.newIDLocked(),
+		clientID: r.newIDLocked(owner{}),
 		input:    input,
 		output:   output,
 		callAt:   from.Sub(r.start),
@@ -221,11 +240,17 @@ func (r *Recorder) Fault(client int, kind FaultKind, detail string) (end func())
 func (r *Recorder) History() History {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.timeline.resolve()
 	h := History{Operations: make([]Operation, 0, len(r.ops)), Faults: make([]Fault, 0, len(r.faults))}
 	for _, op := range r.ops {
-		call, ret := op.call, op.ret
-		if op.state == opObserved {
+		var call, ret int64
+		switch op.state {
+		case opObserved:
 			call, ret = r.timeline.bracket(op.callAt, op.to)
+		case opReturned:
+			call, ret = r.timeline.stamp(op.call), r.timeline.stamp(op.ret)
+		default:
+			call, ret = r.timeline.stamp(op.call), Never
 		}
 		output := op.output
 		if op.state != opReturned && op.state != opObserved {
@@ -241,7 +266,13 @@ func (r *Recorder) History() History {
 		})
 	}
 	for _, f := range r.faults {
-		start, end := r.timeline.bracket(f.from, f.to)
+		var start, end int64
+		if f.placed {
+			start, end = r.timeline.stamp(f.start), r.timeline.stamp(f.end)
+			end = max(end, start)
+		} else {
+			start, end = r.timeline.bracket(f.from, f.to)
+		}
 		h.Faults = append(h.Faults, Fault{Kind: f.kind, ClientID: f.clientID, Detail: f.detail, Start: start, End: end})
 	}
 	return h
@@ -253,92 +284,28 @@ func (r *Recorder) sinceStart() time.Duration {
 	return r.clock.Now().Sub(r.start)
 }
 
+// Client returns the client whose operations got porcupine id id, for a
+// caller that names the rows of a history after its own workers; ok is
+// false for an observed operation's id, which is no client's.
+func (r *Recorder) Client(id int) (client int, ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if id < 0 || id >= len(r.owners) {
+		return 0, false
+	}
+	return r.owners[id].client, r.owners[id].ok
+}
+
 func (r *Recorder) clientIDLocked(client int) int {
 	id, ok := r.clients[client]
 	if !ok {
-		id = r.newIDLocked()
+		id = r.newIDLocked(owner{client: client, ok: true})
 		r.clients[client] = id
 	}
 	return id
 }
 
-func (r *Recorder) newIDLocked() int {
-	id := r.nextID
-	r.nextID++
-	return id
-}
-
-// timeline maps clock readings to timestamps. Recorded events get strictly
-// increasing timestamps; instants known only as clock readings (observed
-// operations, ground-truth instants, faults) are placed against them.
-type timeline struct {
-	readings []time.Duration // clock reading of each recorded event; nondecreasing
-	stamps   []int64         // timestamp of each recorded event; strictly increasing
-}
-
-// record adds an event read at reading and returns its timestamp.
-func (tl *timeline) record(reading time.Duration) int64 {
-	stamp := int64(reading)
-	if n := len(tl.stamps); n > 0 {
-		// A clock that steps back is held at its last reading, so that
-		// readings stay ordered like the events.
-		reading = max(reading, tl.readings[n-1])
-		stamp = max(stamp, tl.stamps[n-1]+1)
-	}
-	tl.readings = append(tl.readings, reading)
-	tl.stamps = append(tl.stamps, stamp)
-	return stamp
-}
-
-// bracket returns the closed timestamp interval [lo, hi] for something that
-// happened at an instant between the clock readings from and to (to < 0: no
-// upper bound). Every recorded event read before from is before lo, every
-// event read after to is after hi, and events read within [from, to] — whose
-// order relative to the instant is unknown — fall inside the interval.
-func (tl *timeline) bracket(from, to time.Duration) (lo, hi int64) {
-	// Within those limits the interval stays as close to the readings as
-	// it can, so that reports place it where it happened.
-	n := len(tl.readings)
-	// i: the first event read at or after from. Its timestamp is at least
-	// its reading, so at least from.
-	i := searchDurations(tl.readings, func(d time.Duration) bool { return d >= from })
-	lo = int64(from)
-	if i > 0 {
-		lo = max(lo, tl.stamps[i-1]+1)
-	}
-	if to < 0 {
-		return lo, Never
-	}
-	// j: the first event read after to.
-	j := searchDurations(tl.readings, func(d time.Duration) bool { return d > to })
-	hi = int64(to)
-	if j > 0 {
-		hi = max(hi, tl.stamps[j-1])
-	}
-	if j < n {
-		hi = min(hi, tl.stamps[j]-1)
-	}
-	if hi < lo {
-		// No event was read within [from, to] and the neighbouring
-		// timestamps are adjacent: the instant sits between two events
-		// with no integer between them. Touching the later one only makes
-		// the two concurrent, which the checker may order either way.
-		hi = lo
-	}
-	return lo, hi
-}
-
-// searchDurations returns the first index at which pred holds, for a pred
-// that is false then true along the slice.
-func searchDurations(ds []time.Duration, pred func(time.Duration) bool) int {
-	lo, hi := 0, len(ds)
-	for lo < hi {
-		mid := int(uint(lo+hi) >> 1)
-		if pred(ds[mid]) {
-			hi = mid
-		} else {
-			lo = mid + 1
-		}
-	}
-	return lo
+func (r *Recorder) newIDLocked(o owner) int {
+	r.owners = append(r.owners, o)
+	return len(r.owners) - 1
 }

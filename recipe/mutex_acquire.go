@@ -100,7 +100,7 @@ func (m *Mutex) create(ctx context.Context) (c created, err error) {
 				return created{}, err
 			}
 			continue
-		case isConnectionLoss(err):
+		case IsConnectionLoss(err):
 			lossy = true
 			node, ferr := m.findByGUID(ctx, guid)
 			if ferr != nil {

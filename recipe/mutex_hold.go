@@ -89,7 +89,7 @@ func (m *Mutex) watchHold(h *hold) {
 				return
 			}
 			rearm = false
-		case isConnectionLoss(err):
+		case IsConnectionLoss(err):
 			// Try again at the next tick.
 		default:
 			m.lose(h)
@@ -221,7 +221,7 @@ func (m *Mutex) release(ctx context.Context, h *hold) (lost bool, err error) {
 			return zk.ErrSessionExpired
 		}
 		err, abandoned := callBounded(ctx, func() error { return m.conn.Delete(h.node, -1) })
-		if abandoned || isConnectionLoss(err) {
+		if abandoned || IsConnectionLoss(err) {
 			unsure = true // the Delete may have been, or may yet be, applied
 		}
 		return err

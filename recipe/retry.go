@@ -17,11 +17,12 @@ const (
 	maxBackoff   = 500 * time.Millisecond
 )
 
-// isConnectionLoss reports whether err means the request's outcome is
-// unknown because the connection dropped: the server may or may not have
-// applied it. ErrClosing (the Conn was closed by its owner) is final and is
-// not a connection loss.
-func isConnectionLoss(err error) bool {
+// IsConnectionLoss reports whether err is go-zookeeper's sign of a lost
+// connection — zk.ErrConnectionClosed or zk.ErrNoServer — after which the
+// request may or may not have been applied: its outcome is unknown, and only
+// the server can tell. zk.ErrClosing (the Conn was closed by its owner) is
+// final and is not a connection loss.
+func IsConnectionLoss(err error) bool {
 	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer)
 }
 
@@ -39,7 +40,7 @@ func (m *Mutex) retryLoss(ctx context.Context, limit time.Duration, op func() er
 			return errConnClosed
 		}
 		err := op()
-		if !isConnectionLoss(err) && !errors.Is(err, zk.ErrClosing) {
+		if !IsConnectionLoss(err) && !errors.Is(err, zk.ErrClosing) {
 			return err
 		}
 		if strikes = m.closedBy(err, strikes); m.closed.Load() {
