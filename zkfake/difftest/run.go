@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -118,16 +119,22 @@ func (s *session) take() []zk.Event {
 	return evs
 }
 
-// awaitSession waits until the session's events since the last take end in
-// StateHasSession (or StateExpired): the client is back.
-func (s *session) awaitSession() error {
+// awaitSession waits until the session's events since the last take hold
+// StateHasSession (or StateExpired): the client is back. A Sync then lets
+// the events its reconnect caused (watches the server fired on the
+// client's setWatches) arrive, as they come before the Sync's reply.
+func (s *session) awaitSession(base string) error {
 	deadline := time.Now().Add(waitLimit)
 	for time.Now().Before(deadline) {
 		s.mu.Lock()
-		n := len(s.events)
-		back := n > 0 && s.events[n-1].Type == zk.EventSession && (s.events[n-1].State == zk.StateHasSession || s.events[n-1].State == zk.StateExpired)
+		back := slices.ContainsFunc(s.events, func(ev zk.Event) bool {
+			return ev.Type == zk.EventSession && (ev.State == zk.StateHasSession || ev.State == zk.StateExpired)
+		})
 		s.mu.Unlock()
 		if back {
+			if _, err := s.conn.Sync(base); err != nil {
+				return fmt.Errorf("%w: %s: Sync after the reconnect: %v", errInconclusive, s.label, err)
+			}
 			return nil
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -226,7 +233,7 @@ func (r *run) step(op Op) (Step, error) {
 	if !s.closed && (strings.Contains(answer, "err=ErrAuthFailed") || strings.Contains(answer, "err=ErrConnectionClosed")) {
 		// The server closed the connection: the step's events are the
 		// client's reconnect, which a real client makes at its own pace.
-		if err := s.awaitSession(); err != nil {
+		if err := s.awaitSession(r.base); err != nil {
 			return Step{}, err
 		}
 	}
