@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -395,6 +396,13 @@ var sentinels = []struct {
 func errText(err error) string {
 	if err == nil {
 		return "nil"
+	}
+	if errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) {
+		// When the server closes the connection while go-zookeeper is
+		// still writing a request too large for it, the call returns
+		// either zk.ErrConnectionClosed or the socket's own error,
+		// depending on timing: both are the connection closing.
+		return "ErrConnectionClosed"
 	}
 	for _, s := range sentinels {
 		if err == s.err {
