@@ -251,6 +251,18 @@ func (w *wrapped) Server() string {
 // "persistent", "ephemeral", "sequential", "ephemeral sequential", with
 // any other bit as "flags N".
 func describeFlags(flags int32) string {
+	// Every request's Detail is rendered, whether a hook reads it or not:
+	// the usual flags cost no allocation.
+	switch flags {
+	case 0:
+		return "persistent"
+	case zk.FlagEphemeral:
+		return "ephemeral"
+	case zk.FlagSequence:
+		return "sequential"
+	case zk.FlagEphemeral | zk.FlagSequence:
+		return "ephemeral sequential"
+	}
 	var parts []string
 	if flags&zk.FlagEphemeral != 0 {
 		parts = append(parts, "ephemeral")
@@ -258,13 +270,7 @@ func describeFlags(flags int32) string {
 	if flags&zk.FlagSequence != 0 {
 		parts = append(parts, "sequential")
 	}
-	if flags&^(zk.FlagEphemeral|zk.FlagSequence) != 0 {
-		parts = append(parts, fmt.Sprintf("flags %d", flags))
-	}
-	if len(parts) == 0 {
-		return "persistent"
-	}
-	return strings.Join(parts, " ")
+	return strings.Join(append(parts, fmt.Sprintf("flags %d", flags)), " ")
 }
 
 // describeVersion renders a version argument as a Request's Detail does:
