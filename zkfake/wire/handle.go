@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zksim/zksim/zkfake/jute"
 )
 
 // connectionErrors are the fake client's own failures: the session cannot
@@ -20,10 +21,10 @@ func isConnectionError(err error) bool {
 // handle answers one request on cc. It returns false when the connection
 // must close.
 func (s *session) handle(cc *clientConn, req *request) bool {
-	if req.op == opPing {
+	if req.op == jute.OpPing {
 		zxid := s.l.srv.Zxid()
-		cc.send(replyHeader(xidPing, zxid, codeOK).buf)
-		cc.answered(opPing, xidPing, zxid)
+		cc.send(replyHeader(jute.XidPing, zxid, jute.CodeOK).Bytes())
+		cc.answered(jute.OpPing, jute.XidPing, zxid)
 		return true
 	}
 	if !s.alive() {
@@ -31,30 +32,30 @@ func (s *session) handle(cc *clientConn, req *request) bool {
 	}
 	conn := s.conn
 	var (
-		body = &writer{}
+		body = &jute.Writer{}
 		err  error
 	)
 	switch req.op {
-	case opCreate, opCreate2, opCreateContainer, opCreateTTL:
+	case jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL:
 		var path string
 		switch req.op {
-		case opCreateContainer:
+		case jute.OpCreateContainer:
 			path, err = conn.CreateContainer(req.path, req.data, req.flags, req.acl)
-		case opCreateTTL:
+		case jute.OpCreateTTL:
 			path, err = conn.CreateTTL(req.path, req.data, req.flags, req.acl, time.Duration(req.ttl)*time.Millisecond)
 		default:
 			path, err = conn.Create(req.path, req.data, req.flags, req.acl)
 		}
-		body.string(path)
-		if req.op != opCreate && err == nil {
+		body.String(path)
+		if req.op != jute.OpCreate && err == nil {
 			// The fake's Create returns no stat; a create2-style reply
 			// carries the new node's, read right after.
 			_, stat, _ := conn.Exists(path)
-			body.stat(stat)
+			body.Stat(stat)
 		}
-	case opDelete:
+	case jute.OpDelete:
 		err = conn.Delete(req.path, req.version)
-	case opExists:
+	case jute.OpExists:
 		var ok bool
 		var stat *zk.Stat
 		if req.watch {
@@ -68,8 +69,8 @@ func (s *session) handle(cc *clientConn, req *request) bool {
 		if err == nil && !ok {
 			err = zk.ErrNoNode
 		}
-		body.stat(stat)
-	case opGetData:
+		body.Stat(stat)
+	case jute.OpGetData:
 		var data []byte
 		var stat *zk.Stat
 		if req.watch {
@@ -80,23 +81,23 @@ func (s *session) handle(cc *clientConn, req *request) bool {
 		} else {
 			data, stat, err = conn.Get(req.path)
 		}
-		body.buffer(data)
-		body.stat(stat)
-	case opSetData:
+		body.Buffer(data)
+		body.Stat(stat)
+	case jute.OpSetData:
 		var stat *zk.Stat
 		stat, err = conn.Set(req.path, req.data, req.version)
-		body.stat(stat)
-	case opGetACL:
+		body.Stat(stat)
+	case jute.OpGetACL:
 		var acl []zk.ACL
 		var stat *zk.Stat
 		acl, stat, err = conn.GetACL(req.path)
-		body.acls(acl)
-		body.stat(stat)
-	case opSetACL:
+		body.ACLs(acl)
+		body.Stat(stat)
+	case jute.OpSetACL:
 		var stat *zk.Stat
 		stat, err = conn.SetACL(req.path, req.acl, req.version)
-		body.stat(stat)
-	case opGetChildren, opGetChildren2:
+		body.Stat(stat)
+	case jute.OpGetChildren, jute.OpGetChildren2:
 		var children []string
 		var stat *zk.Stat
 		if req.watch {
@@ -107,41 +108,41 @@ func (s *session) handle(cc *clientConn, req *request) bool {
 		} else {
 			children, stat, err = conn.Children(req.path)
 		}
-		body.strings(children)
-		if req.op == opGetChildren2 {
-			body.stat(stat)
+		body.Strings(children)
+		if req.op == jute.OpGetChildren2 {
+			body.Stat(stat)
 		}
-	case opSync:
+	case jute.OpSync:
 		var path string
 		path, err = conn.Sync(req.path)
-		body.string(path)
-	case opMulti:
+		body.String(path)
+	case jute.OpMulti:
 		body, err = s.multi(req.ops)
-	case opReconfig:
+	case jute.OpReconfig:
 		_, err = conn.Reconfig(nil, -1)
-	case opSetAuth:
+	case jute.OpSetAuth:
 		err = conn.AddAuth(req.scheme, req.auth)
 		if err == zk.ErrAuthFailed {
 			// The real server answers AUTHFAILED and closes the connection.
-			cc.sendAndClose(replyHeader(req.xid, s.l.srv.Zxid(), codeAuthFailed).buf)
+			cc.sendAndClose(replyHeader(req.xid, s.l.srv.Zxid(), jute.CodeAuthFailed).Bytes())
 			return false
 		}
-	case opSetWatches, opSetWatches2:
+	case jute.OpSetWatches, jute.OpSetWatches2:
 		s.setWatches(cc, req) // sends its own reply, after the events
 		return true
-	case opClose:
+	case jute.OpClose:
 		// Closing fires the watches on the session's own ephemerals; their
 		// notifications go out on cc before the reply, so cc is detached
 		// only afterwards, and not closed by end.
 		conn.Close()
 		s.detach(cc)
 		s.end(false)
-		cc.sendAndClose(replyHeader(req.xid, s.l.srv.Zxid(), codeOK).buf)
+		cc.sendAndClose(replyHeader(req.xid, s.l.srv.Zxid(), jute.CodeOK).Bytes())
 		return false
 	default:
 		// As the real server does with an op it does not know: answer
 		// ZUNIMPLEMENTED with zxid -1, then close the connection.
-		cc.sendAndClose(replyHeader(req.xid, -1, codeUnimplemented).buf)
+		cc.sendAndClose(replyHeader(req.xid, -1, jute.CodeUnimplemented).Bytes())
 		return false
 	}
 	if isConnectionError(err) {
@@ -150,10 +151,10 @@ func (s *session) handle(cc *clientConn, req *request) bool {
 	code := errorCode(err)
 	zxid := s.l.srv.Zxid()
 	w := replyHeader(req.xid, zxid, code)
-	if code == codeOK {
-		w.buf = append(w.buf, body.buf...)
+	if code == jute.CodeOK {
+		w.Append(body.Bytes())
 	}
-	cc.send(w.buf)
+	cc.send(w.Bytes())
 	cc.answered(req.op, req.xid, zxid)
 	return true
 }
@@ -162,13 +163,13 @@ func (s *session) handle(cc *clientConn, req *request) bool {
 // answered with no error in the header and an error result per op (OK
 // before the failing one, its code, then RUNTIMEINCONSISTENCY), as the real
 // server answers; an error with no results goes in the header.
-func (s *session) multi(ops []any) (*writer, error) {
+func (s *session) multi(ops []any) (*jute.Writer, error) {
 	results, err := s.conn.Multi(ops...)
-	body := &writer{}
+	body := &jute.Writer{}
 	header := func(typ, code int32) {
-		body.int32(typ)
-		body.bool(false)
-		body.int32(code)
+		body.Int32(typ)
+		body.Bool(false)
+		body.Int32(code)
 	}
 	container := -1
 	if err == zk.ErrAPIError && len(results) < len(ops) {
@@ -184,12 +185,12 @@ func (s *session) multi(ops []any) (*writer, error) {
 	}
 	for i, op := range ops {
 		if err != nil {
-			code := codeOK
+			code := jute.CodeOK
 			if i < len(results) {
 				code = int(errorCode(results[i].Error))
 			}
-			header(opError, int32(code))
-			body.int32(int32(code))
+			header(jute.OpError, int32(code))
+			body.Int32(int32(code))
 			continue
 		}
 		var res zk.MultiResponse
@@ -204,25 +205,25 @@ func (s *session) multi(ops []any) (*writer, error) {
 					path = op.Path
 				}
 				_, stat, _ := s.conn.Exists(path)
-				header(opCreate2, codeOK)
-				body.string(path)
-				body.stat(stat)
+				header(jute.OpCreate2, jute.CodeOK)
+				body.String(path)
+				body.Stat(stat)
 			} else {
-				header(opCreate, codeOK)
-				body.string(res.String)
+				header(jute.OpCreate, jute.CodeOK)
+				body.String(res.String)
 			}
 		case *zk.DeleteRequest:
-			header(opDelete, codeOK)
+			header(jute.OpDelete, jute.CodeOK)
 		case *zk.SetDataRequest:
-			header(opSetData, codeOK)
-			body.stat(res.Stat)
+			header(jute.OpSetData, jute.CodeOK)
+			body.Stat(res.Stat)
 		case *zk.CheckVersionRequest:
-			header(opCheck, codeOK)
+			header(jute.OpCheck, jute.CodeOK)
 		}
 	}
-	body.int32(-1)
-	body.bool(true)
-	body.int32(-1)
+	body.Int32(-1)
+	body.Bool(true)
+	body.Int32(-1)
 	return body, nil
 }
 
@@ -285,5 +286,5 @@ func (s *session) setWatches(cc *clientConn, req *request) {
 			}
 		}
 	}
-	cc.send(replyHeader(req.xid, s.l.srv.Zxid(), codeOK).buf)
+	cc.send(replyHeader(req.xid, s.l.srv.Zxid(), jute.CodeOK).Bytes())
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zksim/zksim/zkfake"
+	"github.com/zksim/zksim/zkfake/jute"
 )
 
 // watchKind is the kind of watch a client can hold on a path.
@@ -86,11 +87,11 @@ func firedKinds(t zk.EventType) []watchKind {
 // notification encodes a watch event as the server sends it: xid -1 and a
 // WatcherEvent {type, state SyncConnected, path}.
 func notification(t zk.EventType, path string) []byte {
-	w := replyHeader(xidNotification, -1, codeOK)
-	w.int32(int32(t))
-	w.int32(int32(zk.StateSyncConnected))
-	w.string(path)
-	return w.buf
+	w := replyHeader(jute.XidNotification, -1, jute.CodeOK)
+	w.Int32(int32(t))
+	w.Int32(int32(zk.StateSyncConnected))
+	w.String(path)
+	return w.Bytes()
 }
 
 // attach makes cc the session's connection, dropping the one it had, answers
