@@ -175,7 +175,10 @@ func (c *Conn) RemoveWatches(path string, watcherType WatcherType) error {
 // MarshallingError ("unknown error: -5") for an unknown type. ZooKeeper
 // 3.8 answers whether any session watches the path on the server the
 // client is connected to, not only this one, and so does the fake; a
-// recursive watch on an ancestor does not count.
+// recursive watch on an ancestor does not count. It walks the path with an
+// iterator that finds nothing at "" and fails with MarshallingError on a
+// path with no '/' (and, while a recursive watch is set, on any relative
+// path not watched itself).
 func (c *Conn) CheckWatches(path string, watcherType WatcherType) error {
 	return c.read("checkWatches", path, func(st *state) error {
 		err := c.srv.viewOf(c).checkWatches(path, int32(watcherType))
@@ -189,9 +192,10 @@ func (c *Conn) CheckWatches(path string, watcherType WatcherType) error {
 // its own, with its result or its error (zk.ErrNoNode, zk.ErrNoAuth) in its
 // MultiReadResponse, none failing the others. Unlike Multi it is no
 // transaction: it takes no zxid and sets no watch. Write ops
-// (*zk.CreateRequest and the others Multi takes) fail the whole request
-// with MarshallingError ("unknown error: -5"), as the server refuses them;
-// an op of another type fails before anything is sent.
+// (*zk.CreateRequest, *zk.CreateTTLRequest and the others Multi takes)
+// fail the whole request with MarshallingError ("unknown error: -5"), as
+// the server refuses them; an op of another type fails before anything is
+// sent.
 func (c *Conn) MultiRead(ops ...any) ([]MultiReadResponse, error) {
 	size := headerSize + 9
 	for _, op := range ops {
@@ -200,6 +204,8 @@ func (c *Conn) MultiRead(ops ...any) ([]MultiReadResponse, error) {
 			size += 9 + stringSize(op.Path) + 1
 		case *GetChildrenRequest:
 			size += 9 + stringSize(op.Path) + 1
+		case *zk.CreateTTLRequest:
+			size += 9 + createSize(op.Path, op.Data, op.Acl) - headerSize + 8
 		default:
 			n, err := multiSize([]any{op})
 			if err != nil {

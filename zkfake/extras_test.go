@@ -352,12 +352,34 @@ func TestBadWatchModesAndTypes(t *testing.T) {
 				t.Errorf("RemoveWatches type %d: %v", typ, err)
 			}
 		}
-		// The server sets a watch on any path it is given.
+		// The server sets a watch on any path it is given, but its
+		// checkWatches cannot walk a path with no '/', nor finds anything
+		// at "".
 		if _, err := c.AddWatch("foo", zkfake.AddWatchModePersistent); err != nil {
 			t.Errorf("AddWatch on a malformed path: %v", err)
 		}
-		if n := srv.TotalWatches(); n != 2 {
-			t.Errorf("%d watches on the server, want the two halves of one", n)
+		if _, err := c.AddWatch("", zkfake.AddWatchModePersistentRecursive); err != nil {
+			t.Errorf("AddWatch on the empty path: %v", err)
+		}
+		if n := srv.TotalWatches(); n != 4 {
+			t.Errorf("%d watches on the server, want the two halves of two", n)
+		}
+		if err := c.CheckWatches("foo", zkfake.WatcherTypeData); err == nil || err.Error() != marshalling {
+			t.Errorf("CheckWatches on a malformed path: %v", err)
+		}
+		if err := c.CheckWatches("", zkfake.WatcherTypeAny); err != zkfake.ErrNoWatcher {
+			t.Errorf("CheckWatches on the empty path: %v", err)
+		}
+		if err := c.CheckWatches("a/b", zkfake.WatcherTypeAny); err == nil || err.Error() != marshalling {
+			t.Errorf("CheckWatches on a relative path beside a recursive watch: %v", err)
+		}
+		for _, p := range []string{"foo", ""} {
+			if err := c.RemoveWatches(p, zkfake.WatcherTypeAny); err != nil {
+				t.Errorf("RemoveWatches(%q): %v", p, err)
+			}
+		}
+		if err := c.CheckWatches("a/b", zkfake.WatcherTypeAny); err != zkfake.ErrNoWatcher {
+			t.Errorf("CheckWatches on a relative path, no recursive watch left: %v", err)
 		}
 	})
 }

@@ -3,6 +3,7 @@ package zkfake
 import (
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -86,10 +87,26 @@ func (w watchSet) countRecursive(path string, was, is bool) {
 	}
 }
 
-// watched reports whether any session watches path here. It is what
-// ZooKeeper 3.8's checkWatches asks (WatchManager.containsWatcher): at the
-// path itself it looks for any watcher, not the asking session's.
-func (w watchSet) watched(path string) bool { return len(w.paths[path]) > 0 }
+// contains is ZooKeeper 3.8's WatchManager.containsWatcher, what
+// checkWatches asks: at the path itself it looks for any watcher, not the
+// asking session's, and a recursive watch above the path does not count.
+// It walks the path with the server's PathParentIterator, which sees no
+// element in "" and throws on a path that has no '/' — at once — or whose
+// walk up reaches one, which it walks only while the table holds a
+// recursive watch: the server answers those with MarshallingError.
+func (w watchSet) contains(path string) (bool, error) {
+	switch {
+	case path == "":
+		return false, nil
+	case !strings.Contains(path, "/"):
+		return false, errMarshalling
+	case len(w.paths[path]) > 0:
+		return true, nil
+	case len(w.recursive) > 0 && !strings.HasPrefix(path, "/"):
+		return false, errMarshalling
+	}
+	return false, nil
+}
 
 // trigger is WatchManager.triggerWatch: the sessions a change of type t at
 // path notifies from this table, in session order, each once. Watches on
@@ -418,20 +435,26 @@ func (w watchTable) ofType(typ int32) ([]watchSet, error) {
 }
 
 // checkWatches answers ZooKeeper 3.8's checkWatches: NoWatcher unless some
-// session — any session, not only the one asking, as WatchManager's
-// containsWatcher looks — watches path in a table of the type. A recursive
-// watch on an ancestor does not count.
+// session — any session, not only the one asking — watches path in a table
+// of the type (watchSet.contains). For WatcherAny the server asks both
+// tables, the child table first, and fails if either fails.
 func (v view) checkWatches(path string, typ int32) error {
 	sets, err := v.watches.ofType(typ)
 	if err != nil {
 		return err
 	}
+	found := false
 	for _, set := range sets {
-		if set.watched(path) {
-			return nil
+		ok, err := set.contains(path)
+		if err != nil {
+			return err
 		}
+		found = found || ok
 	}
-	return ErrNoWatcher
+	if !found {
+		return ErrNoWatcher
+	}
+	return nil
 }
 
 // removeWatches answers removeWatches: it drops the session's watches on

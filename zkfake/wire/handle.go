@@ -1,11 +1,17 @@
 package wire
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zksim/zksim/zkfake"
 	"github.com/zksim/zksim/zkfake/jute"
 )
+
+// errMarshalling is ZooKeeper's MarshallingError as the fake spells the
+// codes go-zookeeper has no value for.
+var errMarshalling = fmt.Errorf("unknown error: %d", jute.CodeMarshallingError)
 
 // connectionErrors are the fake client's own failures: the session cannot
 // answer, so the connection is dropped and the client reconnects (and finds
@@ -34,25 +40,37 @@ func (s *session) handle(cc *clientConn, req *request) bool {
 	var (
 		body = &jute.Writer{}
 		err  error
+		// bodyOnError: the reply carries its body with an error code,
+		// as a multiRead of writes does.
+		bodyOnError bool
 	)
 	switch req.op {
-	case jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL:
+	case jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL:
+		if stat2(req) {
+			// The node's stat comes with the create, from the same
+			// transaction, as in the server's Create2Response.
+			var path string
+			var stat *zk.Stat
+			path, stat, err = conn.Create2(req.path, req.data, req.flags, req.acl, ttlDuration(req.ttl))
+			body.String(path)
+			body.Stat(stat)
+			break
+		}
+		// A createContainer or createTTL whose flags name another mode: no
+		// client sends one; the fake's own calls refuse it as go-zookeeper
+		// does.
 		var path string
-		switch req.op {
-		case jute.OpCreateContainer:
+		if req.op == jute.OpCreateContainer {
 			path, err = conn.CreateContainer(req.path, req.data, req.flags, req.acl)
-		case jute.OpCreateTTL:
-			path, err = conn.CreateTTL(req.path, req.data, req.flags, req.acl, time.Duration(req.ttl)*time.Millisecond)
-		default:
-			path, err = conn.Create(req.path, req.data, req.flags, req.acl)
+		} else {
+			path, err = conn.CreateTTL(req.path, req.data, req.flags, req.acl, ttlDuration(req.ttl))
 		}
 		body.String(path)
-		if req.op != jute.OpCreate && err == nil {
-			// The fake's Create returns no stat; a create2-style reply
-			// carries the new node's, read right after.
-			_, stat, _ := conn.Exists(path)
-			body.Stat(stat)
-		}
+		body.Stat(nil)
+	case jute.OpCreate:
+		var path string
+		path, err = conn.Create(req.path, req.data, req.flags, req.acl)
+		body.String(path)
 	case jute.OpDelete:
 		err = conn.Delete(req.path, req.version)
 	case jute.OpExists:
@@ -127,6 +145,45 @@ func (s *session) handle(cc *clientConn, req *request) bool {
 			cc.sendAndClose(replyHeader(req.xid, s.l.srv.Zxid(), jute.CodeAuthFailed).Bytes())
 			return false
 		}
+	case jute.OpAddWatch:
+		var ch <-chan zk.Event
+		ch, err = conn.AddWatch(req.path, zkfake.AddWatchMode(req.mode))
+		if err == nil {
+			kind := watchPersistent
+			if req.mode == jute.AddWatchPersistentRecursive {
+				kind = watchPersistentRecursive
+			}
+			s.register(req.path, kind)
+			go drain(ch)
+			// The server answers addWatch with an ErrorResponse of 0.
+			body.Int32(0)
+		}
+	case jute.OpCheckWatches:
+		err = conn.CheckWatches(req.path, zkfake.WatcherType(req.mode))
+	case jute.OpRemoveWatches:
+		err = conn.RemoveWatches(req.path, zkfake.WatcherType(req.mode))
+		if err == nil {
+			s.unregister(req.path, req.mode)
+		}
+	case jute.OpGetEphemerals:
+		var paths []string
+		paths, err = conn.GetEphemerals(req.path)
+		body.Strings(paths)
+	case jute.OpGetAllChildrenNumber:
+		var n int32
+		n, err = conn.GetAllChildrenNumber(req.path)
+		body.Int32(n)
+	case jute.OpWhoAmI:
+		var ids []zkfake.ClientInfo
+		ids, err = conn.WhoAmI()
+		body.Int32(int32(len(ids)))
+		for _, id := range ids {
+			body.String(id.Scheme)
+			body.String(id.User)
+		}
+	case jute.OpMultiRead:
+		body, err = s.multiRead(req)
+		bodyOnError = err != nil && body != nil
 	case jute.OpSetWatches, jute.OpSetWatches2:
 		s.setWatches(cc, req) // sends its own reply, after the events
 		return true
@@ -151,7 +208,7 @@ func (s *session) handle(cc *clientConn, req *request) bool {
 	code := errorCode(err)
 	zxid := s.l.srv.Zxid()
 	w := replyHeader(req.xid, zxid, code)
-	if code == jute.CodeOK {
+	if code == jute.CodeOK || bodyOnError {
 		w.Append(body.Bytes())
 	}
 	cc.send(w.Bytes())
@@ -166,11 +223,7 @@ func (s *session) handle(cc *clientConn, req *request) bool {
 func (s *session) multi(ops []any) (*jute.Writer, error) {
 	results, err := s.conn.Multi(ops...)
 	body := &jute.Writer{}
-	header := func(typ, code int32) {
-		body.Int32(typ)
-		body.Bool(false)
-		body.Int32(code)
-	}
+	header := func(typ, code int32) { writeMultiHeader(body, typ, code) }
 	container := -1
 	if err == zk.ErrAPIError && len(results) < len(ops) {
 		// The fake applies a multi with a container create but answers as
@@ -221,16 +274,97 @@ func (s *session) multi(ops []any) (*jute.Writer, error) {
 			header(jute.OpCheck, jute.CodeOK)
 		}
 	}
-	body.Int32(-1)
-	body.Bool(true)
-	body.Int32(-1)
+	writeMultiEnd(body)
 	return body, nil
 }
 
+// stat2 reports whether a create request answered with a Create2Response
+// asks for what its op is for: any create2, a createContainer of a
+// container, a createTTL of a TTL node. Those the fake makes with Create2,
+// which returns the stat with the create.
+func stat2(req *request) bool {
+	switch req.op {
+	case jute.OpCreateContainer:
+		return req.flags == zk.FlagContainer
+	case jute.OpCreateTTL:
+		return req.flags == zk.FlagTTL || req.flags == zk.FlagPersistentSequentialWithTTL
+	}
+	return true
+}
+
+// ttlDuration turns a request's TTL in milliseconds into a Duration,
+// keeping one too large to convert too large, and so refused.
+func ttlDuration(ms int64) time.Duration {
+	const limit = 1 << 41 // twice ZooKeeper's largest TTL
+	if ms > limit {
+		ms = limit
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
+// drain reads a persistent watch's channel until it closes: the wire
+// client hears the watch's events through the session's callback, and the
+// channel's goroutine ends with the watch.
+func drain(ch <-chan zk.Event) {
+	for range ch {
+	}
+}
+
+// multiRead answers a multiRead. A request the server cannot decode — an op
+// code no multi knows, or reads mixed with writes — fails with
+// MarshallingError and no results; a request of write ops only the server
+// decodes and then refuses: MarshallingError with an empty MultiResponse.
+func (s *session) multiRead(req *request) (*jute.Writer, error) {
+	empty := &jute.Writer{}
+	writeMultiEnd(empty)
+	if req.badOps {
+		return nil, errMarshalling
+	}
+	results, err := s.conn.MultiRead(req.ops...)
+	if err != nil {
+		if errorCode(err) == jute.CodeMarshallingError {
+			return empty, err
+		}
+		return nil, err
+	}
+	body := &jute.Writer{}
+	for _, res := range results {
+		switch {
+		case res.Error != nil:
+			code := errorCode(res.Error)
+			writeMultiHeader(body, jute.OpError, code)
+			body.Int32(code)
+		case res.Stat != nil:
+			writeMultiHeader(body, jute.OpGetData, jute.CodeOK)
+			body.Buffer(res.Data)
+			body.Stat(res.Stat)
+		default:
+			writeMultiHeader(body, jute.OpGetChildren, jute.CodeOK)
+			body.Strings(res.Children)
+		}
+	}
+	writeMultiEnd(body)
+	return body, nil
+}
+
+// writeMultiHeader writes the MultiHeader before one result of a multi.
+func writeMultiHeader(w *jute.Writer, typ, code int32) {
+	w.Int32(typ)
+	w.Bool(false)
+	w.Int32(code)
+}
+
+// writeMultiEnd writes the MultiHeader that ends a multi's results.
+func writeMultiEnd(w *jute.Writer) {
+	w.Int32(-1)
+	w.Bool(true)
+	w.Int32(-1)
+}
+
 // setWatches re-arms, after a reconnect, the watches the client still holds.
-// Those the fake still holds for the session need nothing; any other is
-// checked against the client's last zxid, firing at once if the node changed
-// since (as the real server does), and set otherwise.
+// Those the fake still holds for the session need nothing; any other
+// one-shot watch is checked against the client's last zxid, firing at once
+// if the node changed since (as the real server does), and set otherwise.
 func (s *session) setWatches(cc *clientConn, req *request) {
 	conn := s.conn
 	rel := req.relativeZxid
@@ -283,6 +417,27 @@ func (s *session) setWatches(cc *clientConn, req *request) {
 		default:
 			if _, _, _, err := conn.ChildrenW(p); err == nil {
 				s.register(p, watchChild)
+			}
+		}
+	}
+	// Persistent watches are set again and fire nothing, as on the real
+	// server (DataTree.setWatches): the client hears nothing of what
+	// changed while it was away.
+	for _, list := range []struct {
+		paths []string
+		kind  watchKind
+		mode  zkfake.AddWatchMode
+	}{
+		{req.persistentWatches, watchPersistent, zkfake.AddWatchModePersistent},
+		{req.recursiveWatches, watchPersistentRecursive, zkfake.AddWatchModePersistentRecursive},
+	} {
+		for _, p := range list.paths {
+			if s.holds(p, list.kind) {
+				continue
+			}
+			if ch, err := conn.AddWatch(p, list.mode); err == nil {
+				s.register(p, list.kind)
+				go drain(ch)
 			}
 		}
 	}

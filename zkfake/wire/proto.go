@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zksim/zksim/zkfake"
 	"github.com/zksim/zksim/zkfake/jute"
 )
 
@@ -44,6 +45,20 @@ func opAbbreviation(op int32) string {
 		return "SETW"
 	case jute.OpSetWatches2:
 		return "STW2"
+	case jute.OpAddWatch:
+		return "ADDW"
+	case jute.OpCheckWatches:
+		return "CHKW"
+	case jute.OpRemoveWatches:
+		return "REMW"
+	case jute.OpMultiRead:
+		return "MLTR"
+	case jute.OpGetEphemerals:
+		return "GETE"
+	case jute.OpGetAllChildrenNumber:
+		return "GETACN"
+	case jute.OpWhoAmI:
+		return "HOMI"
 	}
 	return "NA"
 }
@@ -64,6 +79,7 @@ var errorCodes = map[error]int32{
 	zk.ErrSessionMoved:            jute.CodeSessionMoved,
 	zk.ErrReconfigDisabled:        jute.CodeReconfigDisabled,
 	zk.ErrBadArguments:            jute.CodeBadArguments,
+	zkfake.ErrNoWatcher:           jute.CodeNoWatcher,
 	// The fake checks paths as the go-zookeeper client does; the server
 	// refuses a bad one with ZBADARGUMENTS.
 	zk.ErrInvalidPath: jute.CodeBadArguments,
@@ -103,8 +119,12 @@ type request struct {
 	version int32
 	watch   bool
 
-	// multi
-	ops []any
+	// multi and multiRead; badOps is a multiRead the server cannot decode
+	ops    []any
+	badOps bool
+
+	// addWatch's mode, checkWatches' and removeWatches' watcher type
+	mode int32
 
 	// setAuth
 	scheme string
@@ -113,6 +133,7 @@ type request struct {
 	// setWatches and setWatches2
 	relativeZxid                          int64
 	dataWatches, existWatches, childWatch []string
+	persistentWatches, recursiveWatches   []string
 }
 
 // decodeRequest decodes a request frame (without its length prefix). It
@@ -137,8 +158,14 @@ func decodeRequest(frame []byte) (*request, error) {
 		req.path, req.watch = r.String(), r.Bool()
 	case jute.OpSetData:
 		req.path, req.data, req.version = r.String(), r.Buffer(), r.Int32()
-	case jute.OpGetACL, jute.OpSync:
+	case jute.OpGetACL, jute.OpSync, jute.OpGetEphemerals, jute.OpGetAllChildrenNumber:
 		req.path = r.String()
+	case jute.OpAddWatch, jute.OpCheckWatches, jute.OpRemoveWatches:
+		req.path, req.mode = r.String(), r.Int32()
+	case jute.OpMultiRead:
+		var ok bool
+		req.ops, ok = decodeOps(r)
+		req.badOps = !ok
 	case jute.OpSetACL:
 		req.path, req.acl, req.version = r.String(), r.ACLs(), r.Int32()
 	case jute.OpMulti:
@@ -150,10 +177,7 @@ func decodeRequest(frame []byte) (*request, error) {
 		req.relativeZxid = r.Int64()
 		req.dataWatches, req.existWatches, req.childWatch = r.Strings(), r.Strings(), r.Strings()
 		if req.op == jute.OpSetWatches2 {
-			// Persistent watches: the fake has none, so these are read
-			// and ignored.
-			r.Strings()
-			r.Strings()
+			req.persistentWatches, req.recursiveWatches = r.Strings(), r.Strings()
 		}
 	case jute.OpReconfig:
 		r.Buffer()
@@ -167,9 +191,31 @@ func decodeRequest(frame []byte) (*request, error) {
 	return req, nil
 }
 
-// decodeMulti reads a multi's ops up to the header marked done.
+// decodeMulti reads a multi's ops. The fake's multi takes creates (not
+// createTTL, whose TTL its requests cannot carry), deletes, setData and
+// checks; any other op fails the frame, which closes the connection.
 func decodeMulti(r *jute.Reader) []any {
-	var ops []any
+	ops, ok := decodeOps(r)
+	for _, op := range ops {
+		switch op.(type) {
+		case *zk.CreateTTLRequest, *zkfake.GetDataRequest, *zkfake.GetChildrenRequest:
+			ok = false
+		}
+	}
+	if !ok {
+		r.Fail()
+	}
+	return ops
+}
+
+// decodeOps reads the ops of a multi or a multiRead up to the header marked
+// done, as the server's MultiOperationRecord does: writes as go-zookeeper's
+// request types, reads as zkfake's. It reports false, having stopped
+// there, at an op code no multi holds or at a read among writes (or a write
+// among reads): a record the server cannot build. A read's watch flag is
+// read and dropped, as the server drops it.
+func decodeOps(r *jute.Reader) (ops []any, ok bool) {
+	reads, writes := 0, 0
 	for r.Err() == nil {
 		typ, done := r.Int32(), r.Bool()
 		r.Int32() // err, unused in requests
@@ -183,18 +229,33 @@ func decodeMulti(r *jute.Reader) []any {
 				op.Flags = zk.FlagContainer
 			}
 			ops = append(ops, op)
+		case jute.OpCreateTTL:
+			ops = append(ops, &zk.CreateTTLRequest{Path: r.String(), Data: r.Buffer(), Acl: r.ACLs(), Flags: r.Int32(), Ttl: r.Int64()})
 		case jute.OpDelete:
 			ops = append(ops, &zk.DeleteRequest{Path: r.String(), Version: r.Int32()})
 		case jute.OpSetData:
 			ops = append(ops, &zk.SetDataRequest{Path: r.String(), Data: r.Buffer(), Version: r.Int32()})
 		case jute.OpCheck:
 			ops = append(ops, &zk.CheckVersionRequest{Path: r.String(), Version: r.Int32()})
+		case jute.OpGetData:
+			ops = append(ops, &zkfake.GetDataRequest{Path: r.String()})
+			r.Bool()
+		case jute.OpGetChildren:
+			ops = append(ops, &zkfake.GetChildrenRequest{Path: r.String()})
+			r.Bool()
 		default:
-			// The server cannot deserialize an op it does not know.
-			r.Fail()
+			return ops, false
+		}
+		if typ == jute.OpGetData || typ == jute.OpGetChildren {
+			reads++
+		} else {
+			writes++
+		}
+		if reads > 0 && writes > 0 {
+			return ops, false
 		}
 	}
-	return ops
+	return ops, true
 }
 
 // connectRequest is the first frame a client sends.
