@@ -176,10 +176,15 @@ func (c *Conn) addWatcher(path string, kind watchType) <-chan zk.Event {
 }
 
 // invalidateWatches ends every watch with EventNotWatching and err, as
-// go-zookeeper does on expiry and on close. Called with srv.mu held.
+// go-zookeeper does on expiry and on close; persistent watches (AddWatch)
+// end the same way, after the one-shot ones on their path. Called with
+// srv.mu held.
 func (c *Conn) invalidateWatches(err error) {
-	keys := make([]watchKey, 0, len(c.watchers))
+	keys := make([]watchKey, 0, len(c.watchers)+len(c.persistent))
 	for k := range c.watchers {
+		keys = append(keys, k)
+	}
+	for k := range c.persistent {
 		keys = append(keys, k)
 	}
 	sortWatchKeys(keys)
@@ -190,22 +195,11 @@ func (c *Conn) invalidateWatches(err error) {
 			ch <- ev
 			close(ch)
 		}
-	}
-	c.watchers = map[watchKey][]chan zk.Event{}
-	// Persistent watches end the same way, after the one-shot ones, each
-	// with its own EventNotWatching (which the session's channel has had).
-	keys = keys[:0]
-	for k := range c.persistent {
-		keys = append(keys, k)
-	}
-	sortWatchKeys(keys)
-	for _, k := range keys {
-		ev := zk.Event{Type: zk.EventNotWatching, State: zk.StateDisconnected, Path: k.path, Err: err}
-		c.sendEvent(ev)
 		for _, q := range c.persistent[k] {
 			q.end(ev)
 		}
 	}
+	c.watchers = map[watchKey][]chan zk.Event{}
 	c.persistent = map[watchKey][]*eventQueue{}
 }
 

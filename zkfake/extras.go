@@ -346,31 +346,19 @@ func newEventQueue(halt <-chan struct{}) *eventQueue {
 }
 
 // push queues an event, unless the queue has ended.
-func (q *eventQueue) push(ev zk.Event) {
+func (q *eventQueue) push(ev zk.Event) { q.add(ev, false) }
+
+// end queues a last event and closes the channel after it.
+func (q *eventQueue) end(last zk.Event) { q.add(last, true) }
+
+func (q *eventQueue) add(ev zk.Event, last bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.ended {
 		return
 	}
 	q.pending = append(q.pending, ev)
-	q.wake()
-}
-
-// end queues a last event and closes the channel after it.
-func (q *eventQueue) end(last zk.Event) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.ended {
-		return
-	}
-	q.pending = append(q.pending, last)
-	q.ended = true
-	q.wake()
-}
-
-// wake starts the delivering goroutine if it is not running. Called with
-// q.mu held.
-func (q *eventQueue) wake() {
+	q.ended = last
 	if !q.pumping {
 		q.pumping = true
 		go q.pump()

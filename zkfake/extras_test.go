@@ -61,6 +61,33 @@ func nodeEvents(events <-chan zk.Event) []string {
 	}
 }
 
+// inBubble runs body in a testing/synctest bubble, with a new server made
+// with opts and two sessions on it: c, whose event channel is events, and
+// other.
+func inBubble(t *testing.T, body func(t *testing.T, srv *zkfake.Server, c *zkfake.Conn, events <-chan zk.Event, other *zkfake.Conn), opts ...zkfake.Option) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := zkfake.NewServer(opts...)
+		defer srv.Close()
+		c, events, _ := srv.Connect(10 * time.Second)
+		other, _, _ := srv.Connect(10 * time.Second)
+		body(t, srv, c, events, other)
+	})
+}
+
+// changeBelow makes the changes the persistent watch tests watch: root
+// created and changed, a child created and changed, a grandchild created
+// and deleted, the child deleted.
+func changeBelow(t *testing.T, c *zkfake.Conn, root string) {
+	t.Helper()
+	mustCreate(t, c, root, 0)
+	mustSet(t, c, root, "2")
+	mustCreate(t, c, root+"/c", 0)
+	mustSet(t, c, root+"/c", "3")
+	mustCreate(t, c, root+"/c/d", 0)
+	mustDelete(t, c, root+"/c/d")
+	mustDelete(t, c, root+"/c")
+}
+
 func ev(t zk.EventType, path string) string { return describeEvent(zk.Event{Type: t, Path: path}) }
 
 func wantEvents(t *testing.T, what string, got, want []string) {
@@ -88,23 +115,13 @@ func mustDelete(t *testing.T, c *zkfake.Conn, path string) {
 // changed included, stays after the node's deletion, and fires again when
 // the node comes back; a grandchild's changes do not concern it.
 func TestAddWatchPersistent(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		srv := zkfake.NewServer()
-		defer srv.Close()
-		c, events, _ := srv.Connect(10 * time.Second)
-		other, _, _ := srv.Connect(10 * time.Second)
+	inBubble(t, func(t *testing.T, srv *zkfake.Server, c *zkfake.Conn, events <-chan zk.Event, other *zkfake.Conn) {
 		ch, err := c.AddWatch("/p", zkfake.AddWatchModePersistent)
 		if err != nil {
 			t.Fatal(err)
 		}
 		nodeEvents(events)
-		mustCreate(t, other, "/p", 0)
-		mustSet(t, other, "/p", "2")
-		mustCreate(t, other, "/p/c", 0)
-		mustSet(t, other, "/p/c", "3")
-		mustCreate(t, other, "/p/c/d", 0)
-		mustDelete(t, other, "/p/c/d")
-		mustDelete(t, other, "/p/c")
+		changeBelow(t, other, "/p")
 		mustDelete(t, other, "/p")
 		mustCreate(t, other, "/p", 0)
 		want := []string{
@@ -124,22 +141,12 @@ func TestAddWatchPersistent(t *testing.T) {
 // A recursive watch fires for its node and every node below it, never
 // NodeChildrenChanged, and not for a sibling whose name it prefixes.
 func TestAddWatchRecursive(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		srv := zkfake.NewServer()
-		defer srv.Close()
-		c, _, _ := srv.Connect(10 * time.Second)
-		other, _, _ := srv.Connect(10 * time.Second)
+	inBubble(t, func(t *testing.T, srv *zkfake.Server, c *zkfake.Conn, _ <-chan zk.Event, other *zkfake.Conn) {
 		ch, err := c.AddWatch("/r", zkfake.AddWatchModePersistentRecursive)
 		if err != nil {
 			t.Fatal(err)
 		}
-		mustCreate(t, other, "/r", 0)
-		mustSet(t, other, "/r", "2")
-		mustCreate(t, other, "/r/c", 0)
-		mustSet(t, other, "/r/c", "3")
-		mustCreate(t, other, "/r/c/d", 0)
-		mustDelete(t, other, "/r/c/d")
-		mustDelete(t, other, "/r/c")
+		changeBelow(t, other, "/r")
 		mustCreate(t, other, "/rx", 0)
 		// The session's own writes fire it too.
 		mustCreate(t, c, "/r/own", 0)
@@ -158,11 +165,7 @@ func TestAddWatchRecursive(t *testing.T) {
 // watch on the same path fires for what it missed, and the client hands
 // that event to both.
 func TestPersistentWatchAcrossReconnect(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		srv := zkfake.NewServer()
-		defer srv.Close()
-		c, _, _ := srv.Connect(10 * time.Second)
-		other, _, _ := srv.Connect(10 * time.Second)
+	inBubble(t, func(t *testing.T, srv *zkfake.Server, c *zkfake.Conn, _ <-chan zk.Event, other *zkfake.Conn) {
 		mustCreate(t, other, "/q", 0)
 		ch, _ := c.AddWatch("/q", zkfake.AddWatchModePersistent)
 		rch, _ := c.AddWatch("/qr", zkfake.AddWatchModePersistentRecursive)
@@ -199,11 +202,7 @@ func TestPersistentWatchAcrossReconnect(t *testing.T) {
 // path watched persistently makes the data half one-shot again, and an
 // AddWatch after a GetW makes it persistent.
 func TestOneShotAndPersistentWatchShareTheServersEntry(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		srv := zkfake.NewServer()
-		defer srv.Close()
-		c, events, _ := srv.Connect(10 * time.Second)
-		other, _, _ := srv.Connect(10 * time.Second)
+	inBubble(t, func(t *testing.T, srv *zkfake.Server, c *zkfake.Conn, events <-chan zk.Event, other *zkfake.Conn) {
 		mustCreate(t, other, "/mix", 0)
 		mustCreate(t, other, "/mix2", 0)
 		c.GetW("/mix")
@@ -231,11 +230,7 @@ func TestOneShotAndPersistentWatchShareTheServersEntry(t *testing.T) {
 // nothing, so the session's channel hears nothing. Removing the data half
 // of a persistent watch leaves the child half firing.
 func TestRemoveWatches(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		srv := zkfake.NewServer()
-		defer srv.Close()
-		c, events, _ := srv.Connect(10 * time.Second)
-		other, _, _ := srv.Connect(10 * time.Second)
+	inBubble(t, func(t *testing.T, srv *zkfake.Server, c *zkfake.Conn, events <-chan zk.Event, other *zkfake.Conn) {
 		mustCreate(t, other, "/n", 0)
 		_, _, data, _ := c.GetW("/n")
 		_, _, exist, _ := c.ExistsW("/none")
@@ -298,11 +293,7 @@ func TestRemoveWatches(t *testing.T) {
 // the path, not whether the asking session does; a recursive watch on an
 // ancestor does not count.
 func TestCheckWatches(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		srv := zkfake.NewServer()
-		defer srv.Close()
-		c, _, _ := srv.Connect(10 * time.Second)
-		other, _, _ := srv.Connect(10 * time.Second)
+	inBubble(t, func(t *testing.T, srv *zkfake.Server, c *zkfake.Conn, _ <-chan zk.Event, other *zkfake.Conn) {
 		mustCreate(t, other, "/rx", 0)
 		other.ExistsW("/nx")
 		other.ChildrenW("/rx")
@@ -336,10 +327,7 @@ func TestCheckWatches(t *testing.T) {
 // Unknown modes and watcher types fail as the server fails them, with
 // MarshallingError, and leave the session alone.
 func TestBadWatchModesAndTypes(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		srv := zkfake.NewServer()
-		defer srv.Close()
-		c, _, _ := srv.Connect(10 * time.Second)
+	inBubble(t, func(t *testing.T, srv *zkfake.Server, c *zkfake.Conn, _ <-chan zk.Event, _ *zkfake.Conn) {
 		const marshalling = "unknown error: -5"
 		if _, err := c.AddWatch("/a", 2); err == nil || err.Error() != marshalling {
 			t.Errorf("AddWatch mode 2: %v", err)
@@ -387,10 +375,7 @@ func TestBadWatchModesAndTypes(t *testing.T) {
 // A persistent watch's channel ends with EventNotWatching when the Conn
 // closes or its session expires, after every event it had for its reader.
 func TestPersistentChannelEnds(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		srv := zkfake.NewServer()
-		defer srv.Close()
-		c, _, _ := srv.Connect(10 * time.Second)
+	inBubble(t, func(t *testing.T, srv *zkfake.Server, c *zkfake.Conn, _ <-chan zk.Event, _ *zkfake.Conn) {
 		ch, _ := c.AddWatch("/a", zkfake.AddWatchModePersistent)
 		mustCreate(t, c, "/a", 0)
 		c.Close()
@@ -432,10 +417,7 @@ func TestUnreadPersistentChannel(t *testing.T) {
 // Create2 returns the stat of the node it made, from the same transaction:
 // the stat Exists reads afterwards, with the create's zxid.
 func TestCreate2(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		srv := zkfake.NewServer(zkfake.WithContainerCheckInterval(time.Second))
-		defer srv.Close()
-		c, _, _ := srv.Connect(10 * time.Second)
+	inBubble(t, func(t *testing.T, srv *zkfake.Server, c *zkfake.Conn, _ <-chan zk.Event, _ *zkfake.Conn) {
 		path, stat, err := c.Create2("/a", []byte("xy"), 0, open, 0)
 		if err != nil || path != "/a" {
 			t.Fatalf("Create2 = %q, %v", path, err)
@@ -476,7 +458,7 @@ func TestCreate2(t *testing.T) {
 				t.Errorf("Create2(%q, flags %d, ttl %v) = %v, want %v", tc.path, tc.flags, tc.ttl, err, tc.want)
 			}
 		}
-	})
+	}, zkfake.WithContainerCheckInterval(time.Second))
 }
 
 // GetEphemerals lists the session's own ephemerals under a prefix taken as
@@ -520,10 +502,7 @@ func TestGetEphemerals(t *testing.T) {
 // GetAllChildrenNumber counts every node below a path; "/" counts all but
 // the root, and "" — the root's other key on the server — all of them.
 func TestGetAllChildrenNumber(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		srv := zkfake.NewServer()
-		defer srv.Close()
-		c, _, _ := srv.Connect(10 * time.Second)
+	inBubble(t, func(t *testing.T, srv *zkfake.Server, c *zkfake.Conn, _ <-chan zk.Event, _ *zkfake.Conn) {
 		for _, p := range []string{"/a", "/a/x", "/a/x/y", "/a/z", "/b"} {
 			mustCreate(t, c, p, 0)
 		}
@@ -550,10 +529,7 @@ func TestGetAllChildrenNumber(t *testing.T) {
 // WhoAmI lists the identities in the order of ZooKeeper 3.8's hash set:
 // this order was read off the real server.
 func TestWhoAmI(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		srv := zkfake.NewServer()
-		defer srv.Close()
-		c, _, _ := srv.Connect(10 * time.Second)
+	inBubble(t, func(t *testing.T, srv *zkfake.Server, c *zkfake.Conn, _ <-chan zk.Event, _ *zkfake.Conn) {
 		got, err := c.WhoAmI()
 		if want := []zkfake.ClientInfo{{"ip", "127.0.0.1"}}; err != nil || !reflect.DeepEqual(got, want) {
 			t.Fatalf("WhoAmI = %v, %v; want %v", got, err, want)
@@ -574,10 +550,7 @@ func TestWhoAmI(t *testing.T) {
 // MultiRead answers each read on its own; it sets no watch and takes no
 // zxid; write ops fail the whole request as the server fails them.
 func TestMultiRead(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		srv := zkfake.NewServer()
-		defer srv.Close()
-		c, events, _ := srv.Connect(10 * time.Second)
+	inBubble(t, func(t *testing.T, srv *zkfake.Server, c *zkfake.Conn, events <-chan zk.Event, _ *zkfake.Conn) {
 		mustCreate(t, c, "/a", 0)
 		mustSet(t, c, "/a", "xy")
 		mustCreate(t, c, "/a/k", 0)

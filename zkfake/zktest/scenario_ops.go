@@ -106,9 +106,7 @@ func opsCreate2(t *testing.T, env Env) {
 }
 
 func opsGetEphemerals(t *testing.T, env Env) {
-	c := rawConnect(t, env, 4*time.Second)
-	o := rawConnect(t, env, 4*time.Second)
-	b := env.Base()
+	c, o, b := rawPair(t, env)
 	for _, n := range []struct {
 		s     *rawSession
 		path  string
@@ -193,9 +191,7 @@ func opsWhoAmI(t *testing.T, env Env) {
 }
 
 func opsMultiRead(t *testing.T, env Env) {
-	c := rawConnect(t, env, 4*time.Second)
-	o := rawConnect(t, env, 4*time.Second)
-	b := env.Base()
+	c, o, b := rawPair(t, env)
 	c.create(b+"/a", []byte("xy"), 0)
 	c.create(b+"/a/k", nil, 0)
 	c.createUnreadable(b + "/noread")
@@ -246,9 +242,7 @@ func opsMultiRead(t *testing.T, env Env) {
 }
 
 func opsCheckWatches(t *testing.T, env Env) {
-	c := rawConnect(t, env, 4*time.Second)
-	o := rawConnect(t, env, 4*time.Second)
-	b := env.Base()
+	c, o, b := rawPair(t, env)
 	c.create(b+"/rx", nil, 0)
 	o.read(jute.OpExists, b+"/nx", true)
 	o.read(jute.OpGetChildren, b+"/rx", true)
@@ -284,9 +278,7 @@ func opsCheckWatches(t *testing.T, env Env) {
 }
 
 func opsRemoveWatches(t *testing.T, env Env) {
-	c := rawConnect(t, env, 4*time.Second)
-	o := rawConnect(t, env, 4*time.Second)
-	b := env.Base()
+	c, o, b := rawPair(t, env)
 	o.create(b+"/n", nil, 0)
 	c.read(jute.OpGetData, b+"/n", true)
 	c.read(jute.OpExists, b+"/none", true)

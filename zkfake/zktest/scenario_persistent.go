@@ -33,18 +33,44 @@ func addWatch(t testing.TB, s *rawSession, path string, mode int32) {
 	}
 }
 
+// rawPair opens two raw sessions for a scenario, and returns them with
+// the scenario's base.
+func rawPair(t *testing.T, env Env) (c, o *rawSession, base string) {
+	t.Helper()
+	return rawConnect(t, env, 4*time.Second), rawConnect(t, env, 4*time.Second), env.Base()
+}
+
+// changeBelow makes the changes the persistent scenarios watch: root
+// created and changed, a child created and changed, a grandchild created
+// and deleted, the child deleted.
+func (s *rawSession) changeBelow(root string) {
+	s.t.Helper()
+	for _, step := range []struct {
+		op   int32
+		path string
+	}{
+		{jute.OpCreate, root}, {jute.OpSetData, root},
+		{jute.OpCreate, root + "/c"}, {jute.OpSetData, root + "/c"},
+		{jute.OpCreate, root + "/c/d"}, {jute.OpDelete, root + "/c/d"},
+		{jute.OpDelete, root + "/c"},
+	} {
+		var code int32
+		switch step.op {
+		case jute.OpCreate:
+			_, code = s.create(step.path, nil, 0)
+		case jute.OpSetData:
+			_, code = s.setData(step.path, []byte("x"))
+		default:
+			code = s.delete(step.path)
+		}
+		wantCode(s.t, "a change below "+root, code, jute.CodeOK)
+	}
+}
+
 func persistentNode(t *testing.T, env Env) {
-	c := rawConnect(t, env, 4*time.Second)
-	o := rawConnect(t, env, 4*time.Second)
-	b := env.Base()
+	c, o, b := rawPair(t, env)
 	addWatch(t, c, b+"/p", jute.AddWatchPersistent)
-	o.create(b+"/p", []byte("1"), 0)
-	o.setData(b+"/p", []byte("2"))
-	o.create(b+"/p/c", nil, 0)
-	o.setData(b+"/p/c", []byte("3"))
-	o.create(b+"/p/c/d", nil, 0)
-	o.delete(b + "/p/c/d")
-	o.delete(b + "/p/c")
+	o.changeBelow(b + "/p")
 	o.delete(b + "/p")
 	o.create(b+"/p", nil, 0)
 	wantEvents(t, "a persistent watch's events", rawEvents(c, env),
@@ -56,17 +82,9 @@ func persistentNode(t *testing.T, env Env) {
 }
 
 func persistentRecursive(t *testing.T, env Env) {
-	c := rawConnect(t, env, 4*time.Second)
-	o := rawConnect(t, env, 4*time.Second)
-	b := env.Base()
+	c, o, b := rawPair(t, env)
 	addWatch(t, c, b+"/r", jute.AddWatchPersistentRecursive)
-	o.create(b+"/r", []byte("1"), 0)
-	o.setData(b+"/r", []byte("2"))
-	o.create(b+"/r/c", nil, 0)
-	o.setData(b+"/r/c", []byte("3"))
-	o.create(b+"/r/c/d", nil, 0)
-	o.delete(b + "/r/c/d")
-	o.delete(b + "/r/c")
+	o.changeBelow(b + "/r")
 	o.create(b+"/rx", nil, 0) // a sibling, not a descendant
 	c.create(b+"/r/own", nil, 0)
 	wantEvents(t, "a recursive watch's events", rawEvents(c, env),
@@ -77,9 +95,7 @@ func persistentRecursive(t *testing.T, env Env) {
 }
 
 func persistentSharedEntry(t *testing.T, env Env) {
-	c := rawConnect(t, env, 4*time.Second)
-	o := rawConnect(t, env, 4*time.Second)
-	b := env.Base()
+	c, o, b := rawPair(t, env)
 	o.create(b+"/first", nil, 0)
 	o.create(b+"/last", nil, 0)
 	// A getData watch, then a persistent watch: the data table's entry is
@@ -105,9 +121,7 @@ func persistentSharedEntry(t *testing.T, env Env) {
 }
 
 func persistentRemoveHalf(t *testing.T, env Env) {
-	c := rawConnect(t, env, 4*time.Second)
-	o := rawConnect(t, env, 4*time.Second)
-	b := env.Base()
+	c, o, b := rawPair(t, env)
 	o.create(b+"/p", nil, 0)
 	addWatch(t, c, b+"/p", jute.AddWatchPersistent)
 	addWatch(t, c, b+"/r", jute.AddWatchPersistentRecursive)
@@ -134,9 +148,7 @@ func persistentRemoveHalf(t *testing.T, env Env) {
 }
 
 func persistentReconnect(t *testing.T, env Env) {
-	c := rawConnect(t, env, 4*time.Second)
-	o := rawConnect(t, env, 4*time.Second)
-	b := env.Base()
+	c, o, b := rawPair(t, env)
 	o.create(b+"/q", nil, 0)
 	addWatch(t, c, b+"/q", jute.AddWatchPersistent)
 	addWatch(t, c, b+"/qr", jute.AddWatchPersistentRecursive)
