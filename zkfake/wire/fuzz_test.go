@@ -67,6 +67,32 @@ func seedFrames() [][]byte {
 		w.Bool(true)
 		w.Int32(-1)
 	})
+	add(jute.OpSetWatches2, func(w *jute.Writer) {
+		w.Int64(5)
+		w.Strings([]string{"/a"})
+		w.Strings(nil)
+		w.Strings([]string{"/b"})
+		w.Strings([]string{"/p"})
+		w.Strings([]string{"/r", "/s"})
+	})
+	for _, op := range []int32{jute.OpAddWatch, jute.OpCheckWatches, jute.OpRemoveWatches} {
+		add(op, func(w *jute.Writer) { w.String("/a"); w.Int32(1) })
+	}
+	add(jute.OpGetEphemerals, func(w *jute.Writer) { w.String("/") })
+	add(jute.OpGetAllChildrenNumber, func(w *jute.Writer) { w.String("/a") })
+	add(jute.OpWhoAmI, func(w *jute.Writer) {})
+	add(jute.OpMultiRead, func(w *jute.Writer) {
+		for _, typ := range []int32{jute.OpGetData, jute.OpGetChildren} {
+			w.Int32(typ)
+			w.Bool(false)
+			w.Int32(-1)
+			w.String("/m")
+			w.Bool(false)
+		}
+		w.Int32(-1)
+		w.Bool(true)
+		w.Int32(-1)
+	})
 	add(jute.OpPing, func(w *jute.Writer) {})
 	add(jute.OpClose, func(w *jute.Writer) {})
 	return seeds
@@ -128,6 +154,9 @@ func TestSeedFramesDecode(t *testing.T) {
 		}
 		if req.op == jute.OpMulti && len(req.ops) != 4 {
 			t.Fatalf("multi seed decoded %d ops, want 4", len(req.ops))
+		}
+		if req.op == jute.OpMultiRead && (len(req.ops) != 2 || req.badOps) {
+			t.Fatalf("multiRead seed decoded %d ops, bad %v; want 2 reads", len(req.ops), req.badOps)
 		}
 	}
 }
