@@ -112,8 +112,8 @@ type MultiReadResponse struct {
 // The server keeps one watch per session, path and table (data and child),
 // the last one set winning, and a persistent watch is in both tables: a
 // GetW on a path watched persistently makes the data half of the watch
-// one-shot again (ZooKeeper 3.8 does this; the channel stays open and hears
-// the child events). After a reconnect the client sets its persistent
+// one-shot again (ZooKeeper 3.8 does this; the channel stays open, and once
+// that data watch has fired it hears only the child events). After a reconnect the client sets its persistent
 // watches again, and, as ZooKeeper 3.8 does, hears nothing of what changed
 // while it was away. A mode other than the two fails with ZooKeeper's
 // MarshallingError ("unknown error: -5").
