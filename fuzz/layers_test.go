@@ -12,8 +12,8 @@ import (
 // The module's packages are layers (README, "Design"): each may import
 // the packages of the module listed for it here and no other, directly or
 // not, and the packages a program links to serve ZooKeeper or to lock
-// (zkfake, zkfake/wire, recipe, linearizability and the server command)
-// link no test machinery. TestLayers holds the tree to it, and fails on a
+// (zkfake, zkfake/wire and its codec zkfake/jute, recipe, linearizability
+// and the server command) link no test machinery. TestLayers holds the tree to it, and fails on a
 // package that has no rule yet, so that a new one is placed on purpose.
 // It lives here because the harness is the top layer, the one package
 // that sees all the others.
@@ -24,18 +24,19 @@ var layers = map[string]struct {
 	"zkfake":                  {noTesting: true},
 	"recipe":                  {noTesting: true},
 	"linearizability":         {noTesting: true},
-	"zkfake/wire":             {may: []string{"zkfake"}, noTesting: true},
-	"zkfake/zktest":           {},
-	"zkfake/zktest/fake":      {may: []string{"zkfake", "zkfake/zktest"}},
-	"zkfake/zktest/ensemble":  {may: []string{"zkfake/zktest"}},
-	"zkfake/difftest":         {may: []string{"zkfake", "zkfake/zktest"}},
-	"linearizability/fakelog": {may: []string{"linearizability", "zkfake", "zkfake/zktest"}},
-	"zkfake/zkbench":          {may: []string{"zkfake", "zkfake/zktest", "zkfake/zktest/ensemble", "recipe"}},
-	"fuzz":                    {may: []string{"zkfake", "zkfake/zktest", "zkfake/zktest/ensemble", "recipe", "linearizability"}},
-	"cmd/zkfake-server":       {may: []string{"zkfake", "zkfake/wire"}, noTesting: true},
-	"cmd/zkfuzz":              {may: []string{"fuzz", "zkfake", "zkfake/zktest", "zkfake/zktest/ensemble", "recipe", "linearizability"}},
-	"cmd/zkbench":             {may: []string{"fuzz", "zkfake", "zkfake/zktest", "zkfake/zktest/ensemble", "recipe", "linearizability"}},
-	"cmd/zkrecord":            {may: []string{"zkfake/difftest", "zkfake", "zkfake/zktest", "zkfake/zktest/ensemble"}},
+	"zkfake/jute":             {noTesting: true},
+	"zkfake/wire":             {may: []string{"zkfake", "zkfake/jute"}, noTesting: true},
+	"zkfake/zktest":           {may: []string{"zkfake/jute"}},
+	"zkfake/zktest/fake":      {may: []string{"zkfake", "zkfake/zktest", "zkfake/jute"}},
+	"zkfake/zktest/ensemble":  {may: []string{"zkfake/zktest", "zkfake/jute"}},
+	"zkfake/difftest":         {may: []string{"zkfake", "zkfake/zktest", "zkfake/jute"}},
+	"linearizability/fakelog": {may: []string{"linearizability", "zkfake", "zkfake/zktest", "zkfake/jute"}},
+	"zkfake/zkbench":          {may: []string{"zkfake", "zkfake/zktest", "zkfake/zktest/ensemble", "zkfake/jute", "recipe"}},
+	"fuzz":                    {may: []string{"zkfake", "zkfake/zktest", "zkfake/zktest/ensemble", "zkfake/jute", "recipe", "linearizability"}},
+	"cmd/zkfake-server":       {may: []string{"zkfake", "zkfake/wire", "zkfake/jute"}, noTesting: true},
+	"cmd/zkfuzz":              {may: []string{"fuzz", "zkfake", "zkfake/zktest", "zkfake/zktest/ensemble", "zkfake/jute", "recipe", "linearizability"}},
+	"cmd/zkbench":             {may: []string{"fuzz", "zkfake", "zkfake/zktest", "zkfake/zktest/ensemble", "zkfake/jute", "recipe", "linearizability"}},
+	"cmd/zkrecord":            {may: []string{"zkfake/difftest", "zkfake", "zkfake/zktest", "zkfake/zktest/ensemble", "zkfake/jute"}},
 	"cmd/covfigure":           {},
 }
 

@@ -1,11 +1,14 @@
 package zkfake
 
 import (
+	"cmp"
 	"crypto/sha1"
 	"encoding/base64"
 	"math"
+	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf16"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -243,3 +246,44 @@ var worldACLs = func() (acls [zk.PermAll + 1][]zk.ACL) {
 	}
 	return acls
 }()
+
+// authOrder returns a session's identities in the order ZooKeeper 3.8
+// lists them (whoAmI): its connection keeps them in a set backed by a
+// ConcurrentHashMap, which iterates its bins in order and each bin in
+// insertion order. The bin is the spread of the Id record's hash, modulo
+// the table's size: 16 bins for up to 11 identities, doubling each time
+// the count reaches three quarters of the bins. (Past the first doubling
+// the map's resize may reorder a bin's entries; no session has that many
+// identities.)
+func authOrder(ids []authID) []authID {
+	bins := int32(16)
+	for len(ids) >= int(bins)*3/4 {
+		bins *= 2
+	}
+	out := slices.Clone(ids)
+	slices.SortStableFunc(out, func(a, b authID) int {
+		return cmp.Compare(chmBin(a, bins), chmBin(b, bins))
+	})
+	return out
+}
+
+// chmBin is the bin of id in a ConcurrentHashMap of the given size: the
+// hash jute generates for the Id record (17, then 37 times it plus each
+// field's String.hashCode), spread as the map spreads it.
+func chmBin(id authID, bins int32) int32 {
+	h := int32(17)
+	h = 37*h + javaStringHash(id.scheme)
+	h = 37*h + javaStringHash(id.id)
+	spread := (h ^ int32(uint32(h)>>16)) & 0x7fffffff
+	return spread & (bins - 1)
+}
+
+// javaStringHash is Java's String.hashCode: the string's UTF-16 code
+// units, s[0]*31^(n-1) + ... + s[n-1], in int arithmetic.
+func javaStringHash(s string) int32 {
+	var h int32
+	for _, u := range utf16.Encode([]rune(s)) {
+		h = 31*h + int32(u)
+	}
+	return h
+}

@@ -9,13 +9,15 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// A Conn is written in three files, one idea each. This one is the
+// A Conn is written in four files, one idea each. This one is the
 // connection: the link to the server as a state machine (up, cut by a
 // partition, down and redialling in rounds, crashed, closed), the session
 // events it reports, the requests that wait for it, and the watch channels
 // the client hands out. client.go is what go-zookeeper does on its own side
 // of the wire, which the server never sees; api.go is the method set of
-// *zk.Conn, built from the two over the pure core (state.go). What the
+// *zk.Conn, built from the two over the pure core (state.go); extras.go is
+// ZooKeeper 3.8's requests go-zookeeper cannot send, built the same way,
+// with the persistent watches' channels. What the
 // connection decides without a lock, a timer or a channel is a plain
 // function, tested on plain data: requestFate here, kindsFiredBy and
 // view.setWatches in watch.go.
@@ -59,12 +61,13 @@ type Conn struct {
 	events      chan zk.Event
 	eventsShut  bool
 	watchers    map[watchKey][]chan zk.Event
-	changed     chan struct{} // closed and replaced whenever link changes, or a waiting request's turn comes
-	tickets     int           // tickets given to requests that had to wait for the link (see awaitLink)
-	turn        int           // the ticket whose request goes next
-	round       chan struct{} // closed and replaced at each failed reconnect round
-	notice      timer         // when a partitioned client notices
-	dial        timer         // the next reconnect attempt
+	persistent  map[watchKey][]*eventQueue // AddWatch's channels (extras.go)
+	changed     chan struct{}              // closed and replaced whenever link changes, or a waiting request's turn comes
+	tickets     int                        // tickets given to requests that had to wait for the link (see awaitLink)
+	turn        int                        // the ticket whose request goes next
+	round       chan struct{}              // closed and replaced at each failed reconnect round
+	notice      timer                      // when a partitioned client notices
+	dial        timer                      // the next reconnect attempt
 	creds       []credential
 	held        []heldEvent // watch events sent while the link was cut
 	connGen     int         // counts dropped connections
@@ -150,13 +153,17 @@ func (c *Conn) sendEvent(ev zk.Event) {
 // (kindsFiredBy). Called with srv.mu held.
 func (c *Conn) receive(ev zk.Event) {
 	c.sendEvent(ev)
-	for _, k := range kindsFiredBy(ev.Type) {
+	kinds := kindsFiredBy(ev.Type)
+	for _, k := range kinds {
 		key := watchKey{ev.Path, k}
 		for _, ch := range c.watchers[key] {
 			ch <- ev
 			close(ch)
 		}
 		delete(c.watchers, key)
+	}
+	if kinds != nil {
+		c.receivePersistent(ev)
 	}
 }
 
@@ -169,18 +176,18 @@ func (c *Conn) addWatcher(path string, kind watchType) <-chan zk.Event {
 }
 
 // invalidateWatches ends every watch with EventNotWatching and err, as
-// go-zookeeper does on expiry and on close. Called with srv.mu held.
+// go-zookeeper does on expiry and on close; persistent watches (AddWatch)
+// end the same way, after the one-shot ones on their path. Called with
+// srv.mu held.
 func (c *Conn) invalidateWatches(err error) {
-	keys := make([]watchKey, 0, len(c.watchers))
+	keys := make([]watchKey, 0, len(c.watchers)+len(c.persistent))
 	for k := range c.watchers {
 		keys = append(keys, k)
 	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].path != keys[j].path {
-			return keys[i].path < keys[j].path
-		}
-		return keys[i].kind < keys[j].kind
-	})
+	for k := range c.persistent {
+		keys = append(keys, k)
+	}
+	sortWatchKeys(keys)
 	for _, k := range keys {
 		ev := zk.Event{Type: zk.EventNotWatching, State: zk.StateDisconnected, Path: k.path, Err: err}
 		c.sendEvent(ev)
@@ -188,8 +195,23 @@ func (c *Conn) invalidateWatches(err error) {
 			ch <- ev
 			close(ch)
 		}
+		for _, q := range c.persistent[k] {
+			q.end(ev)
+		}
 	}
 	c.watchers = map[watchKey][]chan zk.Event{}
+	c.persistent = map[watchKey][]*eventQueue{}
+}
+
+// sortWatchKeys orders watch keys by path, then kind, so that what is done
+// to each comes in an order that does not vary from run to run.
+func sortWatchKeys(keys []watchKey) {
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].path != keys[j].path {
+			return keys[i].path < keys[j].path
+		}
+		return keys[i].kind < keys[j].kind
+	})
 }
 
 // wake tells blocked calls that the link changed. Called with srv.mu held.
@@ -488,8 +510,11 @@ func (c *Conn) scheduleDial() {
 // (view.setWatches). Called with srv.mu held.
 func (c *Conn) setWatches() {
 	s := c.srv
-	keys := make([]watchKey, 0, len(c.watchers))
+	keys := make([]watchKey, 0, len(c.watchers)+len(c.persistent))
 	for k := range c.watchers {
+		keys = append(keys, k)
+	}
+	for k := range c.persistent {
 		keys = append(keys, k)
 	}
 	s.deliver(s.viewOf(c).setWatches(c.session, c.lastZxid.Load(), keys), s.st.zxid)

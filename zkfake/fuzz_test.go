@@ -2,6 +2,7 @@ package zkfake
 
 import (
 	"fmt"
+	"maps"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -18,6 +19,7 @@ func FuzzOps(f *testing.F) {
 	f.Add([]byte{0, 3, 0, 3, 0, 3, 6, 0, 7, 1, 8, 2, 9, 0, 10, 1, 11, 2})
 	f.Add([]byte{12, 0, 0, 1, 13, 0, 14, 1, 0, 2, 15, 0, 1, 1, 2, 2})
 	f.Add([]byte("the quick brown fox jumps over the lazy dog, twice: the quick brown fox"))
+	f.Add([]byte{240, 0, 0, 0, 0, 0, 0, 241, 0, 3, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 3, 1, 1, 0, 0, 0, 0, 0, 0, 2, 0, 2, 0, 0, 1, 0, 2, 0, 0, 0, 241, 0, 0, 0, 0, 0, 0, 3, 245, 1, 1, 0, 0, 0, 0, 244, 2, 2, 0, 0, 3, 0, 243, 0, 1, 0, 0, 0, 1, 5, 9, 0, 0, 1, 0, 8, 0})
 	f.Fuzz(func(t *testing.T, program []byte) {
 		synctest.Test(t, func(t *testing.T) { runProgram(t, program) })
 	})
@@ -50,6 +52,13 @@ func runProgram(t *testing.T, program []byte) {
 		path := fuzzPaths[int(next())%len(fuzzPaths)]
 		data := []byte{next()}
 		version := int32(next()%4) - 1
+		if op >= 240 {
+			// ZooKeeper 3.8's requests go-zookeeper cannot send, on the
+			// bytes the corpus used least, so that its inputs keep their
+			// meaning.
+			runExtraOp(srv, c, op-240, path, data, next)
+			op = 255 // no op of the switch below
+		}
 		switch op % 20 {
 		case 0:
 			c.Create(path, data, int32(next()%8), acls[int(next())%len(acls)])
@@ -98,6 +107,9 @@ func runProgram(t *testing.T, program []byte) {
 		case 19:
 			srv.StartMember(int(next()) % 3)
 		}
+		if op == 255 {
+			op = 240
+		}
 		srv.mu.Lock()
 		err := srv.st.checkInvariants()
 		if err == nil {
@@ -114,6 +126,29 @@ func runProgram(t *testing.T, program []byte) {
 	for _, c := range conns {
 		c.Heal()
 		c.Close()
+	}
+}
+
+// runExtraOp runs one of the extras (extras.go), with modes and types
+// drawn beyond the valid ones too. The persistent watches' channels go
+// unread: the server must not wait for them, and Close ends them.
+func runExtraOp(srv *Server, c *Conn, op byte, path string, data []byte, next func() byte) {
+	other := fuzzPaths[int(next())%len(fuzzPaths)]
+	switch op % 6 {
+	case 0:
+		c.AddWatch(path, AddWatchMode(next()%3))
+	case 1:
+		c.RemoveWatches(path, WatcherType(next()%5))
+	case 2:
+		c.CheckWatches(path, WatcherType(next()%5))
+	case 3:
+		c.Create2(path, data, int32(next()%8), zk.WorldACL(zk.PermAll), time.Duration(next())*time.Millisecond)
+	case 4:
+		c.MultiRead(&GetDataRequest{Path: path}, &GetChildrenRequest{Path: other})
+	case 5:
+		c.GetEphemerals(path)
+		c.GetAllChildrenNumber(other)
+		c.WhoAmI()
 	}
 }
 
@@ -171,8 +206,19 @@ func (st *state) checkInvariants() error {
 			}
 		}
 	}
-	for _, table := range []map[string]map[int64]struct{}{st.watches.data, st.watches.child} {
-		for path, set := range table {
+	for _, table := range []watchSet{st.watches.data, st.watches.child} {
+		recursive := map[string]int{}
+		for path, set := range table.paths {
+			for _, mode := range set {
+				if mode == modePersistentRecursive {
+					recursive[path]++
+				}
+			}
+		}
+		if !maps.Equal(recursive, table.recursive) {
+			return fmt.Errorf("recursive watch counts %v, but the table holds %v", table.recursive, recursive)
+		}
+		for path, set := range table.paths {
 			for id := range set {
 				if st.sessions[id] == nil {
 					return fmt.Errorf("watch on %s held by dead session %#x", path, id)

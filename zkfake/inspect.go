@@ -76,12 +76,7 @@ func (s *Server) TotalWatches() int {
 	defer s.mu.Unlock()
 	n := 0
 	for _, m := range s.members {
-		for _, set := range m.watches.data {
-			n += len(set)
-		}
-		for _, set := range m.watches.child {
-			n += len(set)
-		}
+		n += m.watches.total()
 	}
 	return n
 }

@@ -40,6 +40,9 @@ type Server struct {
 	closed      bool
 	members     []*member // the ensemble; members[0] leads
 	nextMember  int
+	// halt is closed by Close: it stops the goroutines that hand
+	// persistent watch events to their channels.
+	halt chan struct{}
 }
 
 type config struct {
@@ -108,6 +111,7 @@ func NewServer(opts ...Option) *Server {
 		clock:     newOrderedClock(),
 		expiry:    map[int64]timer{},
 		delivered: map[int64]int{},
+		halt:      make(chan struct{}),
 	}
 	// Session ids look like the server's: the server id in the top byte and
 	// a time-derived counter below; here the counter starts at a seeded value.
@@ -126,12 +130,13 @@ func NewServer(opts ...Option) *Server {
 // StateConnecting, StateConnected and StateHasSession.
 func (s *Server) Connect(sessionTimeout time.Duration, opts ...ConnOption) (*Conn, <-chan zk.Event, error) {
 	c := &Conn{
-		srv:       s,
-		readKey:   s.conns64.Add(1),
-		events:    make(chan zk.Event, eventChanSize),
-		watchers:  map[watchKey][]chan zk.Event{},
-		changed:   make(chan struct{}),
-		requested: sessionTimeout,
+		srv:        s,
+		readKey:    s.conns64.Add(1),
+		events:     make(chan zk.Event, eventChanSize),
+		watchers:   map[watchKey][]chan zk.Event{},
+		persistent: map[watchKey][]*eventQueue{},
+		changed:    make(chan struct{}),
+		requested:  sessionTimeout,
 	}
 	for _, o := range opts {
 		o(c)
@@ -303,8 +308,9 @@ func (s *Server) Expire(sessionID int64) bool {
 }
 
 // Close stops the server: every Conn is cut off as if its process had
-// crashed (blocked calls return ErrConnectionClosed, event channels close)
-// and every timer is stopped.
+// crashed (blocked calls return ErrConnectionClosed, event channels close,
+// persistent watch channels close at once, their undelivered events
+// dropped) and every timer is stopped.
 func (s *Server) Close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -322,6 +328,7 @@ func (s *Server) Close() {
 	for _, c := range clients {
 		c.crash()
 	}
+	close(s.halt)
 	for id, t := range s.expiry {
 		t.Stop()
 		delete(s.expiry, id)

@@ -543,7 +543,7 @@ type read struct {
 
 // readable returns the node at path if the session may read it, and then,
 // if asked, sets a watch in table: a read that fails sets none.
-func (st *state) readable(v view, session int64, path string, table map[string]map[int64]struct{}, watch bool) (*znode, error) {
+func (st *state) readable(v view, session int64, path string, table watchSet, watch bool) (*znode, error) {
 	n := v.tree.get(path)
 	if n == nil {
 		return nil, zk.ErrNoNode
@@ -552,7 +552,7 @@ func (st *state) readable(v view, session int64, path string, table map[string]m
 		return nil, err
 	}
 	if watch {
-		addWatch(table, path, session)
+		table.add(path, session, modeStandard)
 	}
 	return n, nil
 }
@@ -570,7 +570,7 @@ func (st *state) getData(v view, session int64, path string, watch bool) (read, 
 // node (so that its creation fires it). Exists needs no permission.
 func (st *state) exists(v view, session int64, path string, watch bool) (read, error) {
 	if watch {
-		addWatch(v.watches.data, path, session)
+		v.watches.data.add(path, session, modeStandard)
 	}
 	n := v.tree.get(path)
 	if n == nil {
@@ -656,4 +656,121 @@ func cloneBytes(b []byte) []byte {
 	out := make([]byte, len(b))
 	copy(out, b)
 	return out
+}
+
+// getEphemerals answers getEphemerals: the ephemeral nodes the session owns,
+// as v's member has applied them, whose path starts with prefix — all of
+// them when prefix, trimmed of blanks and control characters as Java's
+// trim() trims, is empty or "/". The server lists them in its hash set's
+// order; the fake sorts them.
+func (st *state) getEphemerals(v view, session int64, prefix string) []string {
+	trimmed := strings.TrimFunc(prefix, func(r rune) bool { return r <= ' ' })
+	all := trimmed == "" || trimmed == "/"
+	var out []string
+	keep := func(path string) {
+		if all || strings.HasPrefix(path, prefix) {
+			out = append(out, path)
+		}
+	}
+	if sess := st.sessions[session]; sess != nil && v.tree == st.tree {
+		for path := range sess.ephemerals {
+			keep(path)
+		}
+	} else {
+		// A follower has its own tree, which may lag: what it has applied
+		// is what it answers from.
+		for path, n := range v.tree.nodes {
+			if n.kind == kindEphemeral && n.ephemeralOwner == session {
+				keep(path)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// getAllChildrenNumber answers getAllChildrenNumber: how many nodes lie
+// below path, at any depth. It needs READ on the node. The server looks
+// the path up as it is given, so a malformed one is a missing node —
+// except "", the root's other key (rootAlias), for which it counts every
+// key of its tree but that one: the root itself too.
+func (st *state) getAllChildrenNumber(v view, session int64, path string) (int32, error) {
+	n := v.tree.get(rootAlias(path))
+	if n == nil {
+		return 0, zk.ErrNoNode
+	}
+	if err := checkACL(n.acl, zk.PermRead, st.ids(st.sessions[session])); err != nil {
+		return 0, err
+	}
+	switch path {
+	case "":
+		return int32(len(v.tree.nodes)), nil
+	case "/":
+		return int32(len(v.tree.nodes) - 1), nil
+	}
+	return int32(v.tree.descendants(path, n)), nil
+}
+
+// whoAmI answers whoAmI: the session's identities, each as its scheme and
+// user (for digest the name before the colon, for ip the address), in the
+// order the server's connection keeps them (authOrder).
+func (st *state) whoAmI(session int64) []ClientInfo {
+	ids := authOrder(st.ids(st.sessions[session]))
+	out := make([]ClientInfo, len(ids))
+	for i, id := range ids {
+		user := id.id
+		if id.scheme == "digest" {
+			user, _, _ = strings.Cut(user, ":")
+		}
+		out[i] = ClientInfo{Scheme: id.scheme, User: user}
+	}
+	return out
+}
+
+// rootAlias is the path the server's tree finds a request's path at. The
+// server does not check the path of a read: it looks it up as it is given,
+// and its tree keys the root by "" as well as by "/", so "" reads the
+// root. The reads the fake has served since before multiRead check their
+// paths as go-zookeeper's client does and never see "".
+func rootAlias(path string) string {
+	if path == "" {
+		return "/"
+	}
+	return path
+}
+
+// multiRead answers multiRead: each op, *GetDataRequest or
+// *GetChildrenRequest, read on its own and answered with its result or its
+// error, none failing the others. It sets no watch (the server reads its ops
+// with the watch flag off). A write op among them — or a request of write
+// ops only, which the server decodes but cannot read — fails the whole
+// request with MarshallingError.
+func (st *state) multiRead(v view, session int64, ops []any) ([]MultiReadResponse, error) {
+	for _, op := range ops {
+		switch op.(type) {
+		case *GetDataRequest, *GetChildrenRequest:
+		default:
+			return nil, errMarshalling
+		}
+	}
+	out := make([]MultiReadResponse, len(ops))
+	for i, op := range ops {
+		switch op := op.(type) {
+		case *GetDataRequest:
+			r, err := st.getData(v, session, rootAlias(op.Path), false)
+			if err != nil {
+				out[i].Error = err
+				continue
+			}
+			out[i] = MultiReadResponse{Data: r.data, Stat: r.statPtr()}
+		case *GetChildrenRequest:
+			r, err := st.getChildren(v, session, rootAlias(op.Path), false)
+			if err != nil {
+				out[i].Error = err
+				continue
+			}
+			out[i].Children = r.children
+		}
+	}
+	return out, nil
 }

@@ -164,3 +164,15 @@ func isSpecial(path string) bool {
 	}
 	return false
 }
+
+// descendants counts the nodes below n, at path, at every depth.
+func (t *tree) descendants(path string, n *znode) int {
+	count := len(n.children)
+	for name := range n.children {
+		child := joinPath(path, name)
+		if c := t.nodes[child]; c != nil && len(c.children) > 0 {
+			count += t.descendants(child, c)
+		}
+	}
+	return count
+}

@@ -1,60 +1,162 @@
 package zkfake
 
 import (
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/go-zookeeper/zk"
 )
 
 // watchTable is the server's side of the watches: which sessions wait on
-// which paths. As in ZooKeeper's WatchManager there are two tables — data
-// watches (set by getData and exists) and child watches (set by
-// getChildren) — and a session holds at most one watch of each kind on a
-// path; the client fans one event out to every channel it handed out.
+// which paths, and how. As in ZooKeeper's WatchManager there are two tables
+// — data watches (set by getData and exists) and child watches (set by
+// getChildren) — and a session holds at most one watch in each on a path;
+// the client fans one event out to every channel it handed out. A
+// persistent watch (addWatch) is set in both tables at once.
 type watchTable struct {
-	data  map[string]map[int64]struct{}
-	child map[string]map[int64]struct{}
+	data  watchSet
+	child watchSet
 }
 
 func newWatchTable() watchTable {
-	return watchTable{data: map[string]map[int64]struct{}{}, child: map[string]map[int64]struct{}{}}
+	return watchTable{data: newWatchSet(), child: newWatchSet()}
 }
 
-func addWatch(table map[string]map[int64]struct{}, path string, session int64) {
-	set := table[path]
+// watchMode is how a session watches a path in one table. ZooKeeper 3.8
+// keeps one mode per session, path and table (WatcherModeManager), the
+// last one set winning: a getData watch set on a path the session watches
+// persistently makes the data half of that watch one-shot again.
+type watchMode uint8
+
+const (
+	modeStandard            watchMode = iota // getData, exists, getChildren: fires once
+	modePersistent                           // addWatch mode 0: stays, fires for the node
+	modePersistentRecursive                  // addWatch mode 1: stays, fires for the node and its descendants
+)
+
+// watchSet is one of the two tables.
+type watchSet struct {
+	paths map[string]map[int64]watchMode
+	// recursive counts the recursive watches on each path, so that a
+	// change looks at its node's ancestors only while there are any, as
+	// WatchManager's recursiveQty spares it the walk.
+	recursive map[string]int
+}
+
+func newWatchSet() watchSet {
+	return watchSet{paths: map[string]map[int64]watchMode{}, recursive: map[string]int{}}
+}
+
+// add sets session's watch on path to mode, replacing the mode it had.
+func (w watchSet) add(path string, session int64, mode watchMode) {
+	set := w.paths[path]
 	if set == nil {
-		set = map[int64]struct{}{}
-		table[path] = set
+		set = map[int64]watchMode{}
+		w.paths[path] = set
 	}
-	set[session] = struct{}{}
+	old, had := set[session]
+	set[session] = mode
+	w.countRecursive(path, had && old == modePersistentRecursive, mode == modePersistentRecursive)
 }
 
-// take removes and returns, in session order, the sessions watching path in
-// table, skipping those in already.
-func take(table map[string]map[int64]struct{}, path string, already map[int64]bool) []int64 {
-	set := table[path]
-	if len(set) == 0 {
-		return nil
+// remove drops session's watch on path, whatever its mode, and reports
+// whether there was one.
+func (w watchSet) remove(path string, session int64) bool {
+	set := w.paths[path]
+	mode, ok := set[session]
+	if !ok {
+		return false
 	}
-	delete(table, path)
-	ids := make([]int64, 0, len(set))
-	for id := range set {
-		if !already[id] {
+	delete(set, session)
+	if len(set) == 0 {
+		delete(w.paths, path)
+	}
+	w.countRecursive(path, mode == modePersistentRecursive, false)
+	return true
+}
+
+func (w watchSet) countRecursive(path string, was, is bool) {
+	switch {
+	case was && !is:
+		if w.recursive[path]--; w.recursive[path] == 0 {
+			delete(w.recursive, path)
+		}
+	case is && !was:
+		w.recursive[path]++
+	}
+}
+
+// contains is ZooKeeper 3.8's WatchManager.containsWatcher, what
+// checkWatches asks: at the path itself it looks for any watcher, not the
+// asking session's, and a recursive watch above the path does not count.
+// It walks the path with the server's PathParentIterator, which sees no
+// element in "" and throws on a path that has no '/' — at once — or whose
+// walk up reaches one, which it walks only while the table holds a
+// recursive watch: the server answers those with MarshallingError.
+func (w watchSet) contains(path string) (bool, error) {
+	switch {
+	case path == "":
+		return false, nil
+	case !strings.Contains(path, "/"):
+		return false, errMarshalling
+	case len(w.paths[path]) > 0:
+		return true, nil
+	case len(w.recursive) > 0 && !strings.HasPrefix(path, "/"):
+		return false, errMarshalling
+	}
+	return false, nil
+}
+
+// trigger is WatchManager.triggerWatch: the sessions a change of type t at
+// path notifies from this table, in session order, each once. Watches on
+// path fire, and the one-shot ones among them are used up; recursive
+// watches on path and on its ancestors fire too, but never for
+// NodeChildrenChanged (a recursive watch hears of every child's own
+// creation and deletion instead).
+func (w watchSet) trigger(path string, t zk.EventType) []int64 {
+	var ids []int64
+	if set := w.paths[path]; len(set) > 0 {
+		for id, mode := range set {
+			switch {
+			case mode == modePersistentRecursive && t == zk.EventNodeChildrenChanged:
+				continue
+			case mode == modeStandard:
+				delete(set, id)
+			}
 			ids = append(ids, id)
 		}
+		if len(set) == 0 {
+			delete(w.paths, path)
+		}
 	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	return ids
+	if len(w.recursive) > 0 && t != zk.EventNodeChildrenChanged {
+		for p := path; p != "/"; {
+			p = parentOf(p)
+			if w.recursive[p] == 0 {
+				continue
+			}
+			for id, mode := range w.paths[p] {
+				if mode == modePersistentRecursive {
+					ids = append(ids, id)
+				}
+			}
+		}
+	}
+	if len(ids) < 2 {
+		return ids
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids)
 }
 
 // dropSession forgets every watch of a session, as the server does when the
 // session's connection goes away.
 func (w watchTable) dropSession(session int64) {
-	for _, table := range []map[string]map[int64]struct{}{w.data, w.child} {
-		for path, set := range table {
-			delete(set, session)
-			if len(set) == 0 {
-				delete(table, path)
+	for _, set := range []watchSet{w.data, w.child} {
+		for path, sessions := range set.paths {
+			if _, ok := sessions[session]; ok {
+				set.remove(path, session)
 			}
 		}
 	}
@@ -63,7 +165,18 @@ func (w watchTable) dropSession(session int64) {
 // count returns how many sessions watch path, data and child watches
 // together.
 func (w watchTable) count(path string) int {
-	return len(w.data[path]) + len(w.child[path])
+	return len(w.data.paths[path]) + len(w.child.paths[path])
+}
+
+// total returns how many watches the table holds, over all paths.
+func (w watchTable) total() int {
+	n := 0
+	for _, set := range []watchSet{w.data, w.child} {
+		for _, sessions := range set.paths {
+			n += len(sessions)
+		}
+	}
+	return n
 }
 
 // notification is a watch event bound for one session. acl is the ACL the
@@ -82,15 +195,15 @@ func watchEvent(t zk.EventType, path string) zk.Event {
 }
 
 // created fires the watches a create of path triggers: data watches on the
-// node, checked against its ACL, and child watches on the parent, checked
-// against the parent's.
+// node (and recursive ones above it), checked against its ACL, and child
+// watches on the parent, checked against the parent's.
 func (w watchTable) created(path string, acl, parentACL []zk.ACL) []notification {
 	var out []notification
-	for _, id := range take(w.data, path, nil) {
+	for _, id := range w.data.trigger(path, zk.EventNodeCreated) {
 		out = append(out, notification{id, watchEvent(zk.EventNodeCreated, path), acl})
 	}
 	parent := parentOf(path)
-	for _, id := range take(w.child, parent, nil) {
+	for _, id := range w.child.trigger(parent, zk.EventNodeChildrenChanged) {
 		out = append(out, notification{id, watchEvent(zk.EventNodeChildrenChanged, parent), parentACL})
 	}
 	return out
@@ -100,16 +213,17 @@ func (w watchTable) created(path string, acl, parentACL []zk.ACL) []notification
 // a data and a child watch on path gets one NodeDeleted, as ZooKeeper sends.
 func (w watchTable) deleted(path string, acl, parentACL []zk.ACL) []notification {
 	var out []notification
-	told := map[int64]bool{}
-	for _, id := range take(w.data, path, nil) {
-		told[id] = true
+	told := w.data.trigger(path, zk.EventNodeDeleted)
+	for _, id := range told {
 		out = append(out, notification{id, watchEvent(zk.EventNodeDeleted, path), acl})
 	}
-	for _, id := range take(w.child, path, told) {
-		out = append(out, notification{id, watchEvent(zk.EventNodeDeleted, path), acl})
+	for _, id := range w.child.trigger(path, zk.EventNodeDeleted) {
+		if !slices.Contains(told, id) {
+			out = append(out, notification{id, watchEvent(zk.EventNodeDeleted, path), acl})
+		}
 	}
 	parent := parentOf(path)
-	for _, id := range take(w.child, parent, nil) {
+	for _, id := range w.child.trigger(parent, zk.EventNodeChildrenChanged) {
 		out = append(out, notification{id, watchEvent(zk.EventNodeChildrenChanged, parent), parentACL})
 	}
 	return out
@@ -118,7 +232,7 @@ func (w watchTable) deleted(path string, acl, parentACL []zk.ACL) []notification
 // changed fires the watches a setData of path triggers.
 func (w watchTable) changed(path string, acl []zk.ACL) []notification {
 	var out []notification
-	for _, id := range take(w.data, path, nil) {
+	for _, id := range w.data.trigger(path, zk.EventNodeDataChanged) {
 		out = append(out, notification{id, watchEvent(zk.EventNodeDataChanged, path), acl})
 	}
 	return out
@@ -154,16 +268,20 @@ func (w watchTable) fire(t trigger) []notification {
 	}
 }
 
-// watchType is go-zookeeper's client-side kind of watch: the same server
-// watch fans out to different channels by the call that set it. The three
-// kinds are also the three lists of the SetWatches request by which a
-// reconnecting client re-arms its watches.
+// watchType is the client's kind of watch: the same server watch fans out
+// to different channels by the call that set it. The first three are
+// go-zookeeper's, one-shot; the last two are persistent watches (AddWatch),
+// which go-zookeeper v1.0.4 cannot set and ZooKeeper 3.8's Java client
+// keeps as this fake does. The five kinds are also the five lists of the
+// SetWatches2 request by which a reconnecting client re-arms its watches.
 type watchType uint8
 
 const (
-	watchData  watchType = iota // GetW, or ExistsW on an existing node
-	watchExist                  // ExistsW on a missing node
-	watchChild                  // ChildrenW
+	watchData                watchType = iota // GetW, or ExistsW on an existing node
+	watchExist                                // ExistsW on a missing node
+	watchChild                                // ChildrenW
+	watchPersistent                           // AddWatch(path, AddWatchModePersistent)
+	watchPersistentRecursive                  // AddWatch(path, AddWatchModePersistentRecursive)
 )
 
 // watchKey names the client's watch channels on one path of one kind.
@@ -222,14 +340,18 @@ func missedEvent(kind watchType, n *znode, lastZxid int64) (zk.EventType, bool) 
 }
 
 // setWatches answers the SetWatches request with which a session's client,
-// reconnecting to v's member, re-arms its watches: each watch fires at once
-// if it missed an event (missedEvent) and is set again in v's tables
+// reconnecting to v's member, re-arms its watches: each one-shot watch fires
+// at once if it missed an event (missedEvent) and is set again in v's tables
 // otherwise — data and exist watches in the data table, child watches in
-// the child table. It sorts keys as go-zookeeper's request lists them,
-// data watches, then exist watches, then child watches, and each list by
-// path, where go-zookeeper's order is its map's: the fake's events come in
-// an order that does not vary from run to run. It returns the watches that
-// fired, in that order.
+// the child table. A persistent watch is set again and fires nothing:
+// ZooKeeper 3.8 tells its client nothing of what changed while it was away
+// (DataTree.setWatches). It sorts keys as the request lists them, data
+// watches, then exist, child, persistent and recursive watches, and each
+// list by path, where go-zookeeper's order is its map's: the fake's events
+// come in an order that does not vary from run to run; and a path both
+// watched once and persistently ends persistent, as on the server, which
+// reads the lists in that order. It returns the watches that fired, in
+// order.
 func (v view) setWatches(session, lastZxid int64, keys []watchKey) []notification {
 	sort.Slice(keys, func(i, j int) bool {
 		if keys[i].kind != keys[j].kind {
@@ -239,15 +361,120 @@ func (v view) setWatches(session, lastZxid int64, keys []watchKey) []notificatio
 	})
 	var fired []notification
 	for _, k := range keys {
+		switch k.kind {
+		case watchPersistent:
+			v.watches.add(k.path, session, modePersistent)
+			continue
+		case watchPersistentRecursive:
+			v.watches.add(k.path, session, modePersistentRecursive)
+			continue
+		}
 		if t, missed := missedEvent(k.kind, v.tree.get(k.path), lastZxid); missed {
 			fired = append(fired, notification{session, watchEvent(t, k.path), nil})
 			continue
 		}
 		if k.kind == watchChild {
-			addWatch(v.watches.child, k.path, session)
+			v.watches.child.add(k.path, session, modeStandard)
 		} else {
-			addWatch(v.watches.data, k.path, session)
+			v.watches.data.add(k.path, session, modeStandard)
 		}
 	}
 	return fired
+}
+
+// add sets a persistent watch, as addWatch does: in both tables, with the
+// same mode.
+func (w watchTable) add(path string, session int64, mode watchMode) {
+	w.data.add(path, session, mode)
+	w.child.add(path, session, mode)
+}
+
+// addWatch sets a persistent watch, ZooKeeper's addWatch request: mode 0
+// (persistent) or 1 (persistent and recursive). Any other mode fails the
+// request with MarshallingError, as the server's WatcherMode.fromZooDef
+// throws. Neither the path nor the node is checked: the server sets the
+// watch on whatever path it is given, and a node created there later fires
+// it.
+func (v view) addWatch(session int64, path string, mode int32) error {
+	switch mode {
+	case addWatchPersistent:
+		v.watches.add(path, session, modePersistent)
+	case addWatchPersistentRecursive:
+		v.watches.add(path, session, modePersistentRecursive)
+	default:
+		return errMarshalling
+	}
+	return nil
+}
+
+// The modes of addWatch and the watcher types of checkWatches and
+// removeWatches, as the protocol numbers them.
+const (
+	addWatchPersistent          = 0
+	addWatchPersistentRecursive = 1
+
+	watcherChildren = 1
+	watcherData     = 2
+	watcherAny      = 3
+)
+
+// ofType returns the tables a watcher type names: the child table, the
+// data table, or both. A persistent watch, which is in both, counts as
+// either. An unknown type fails the request with MarshallingError, as the
+// server's WatcherType.fromInt throws.
+func (w watchTable) ofType(typ int32) ([]watchSet, error) {
+	switch typ {
+	case watcherChildren:
+		return []watchSet{w.child}, nil
+	case watcherData:
+		return []watchSet{w.data}, nil
+	case watcherAny:
+		return []watchSet{w.child, w.data}, nil
+	}
+	return nil, errMarshalling
+}
+
+// checkWatches answers ZooKeeper 3.8's checkWatches: NoWatcher unless some
+// session — any session, not only the one asking — watches path in a table
+// of the type (watchSet.contains). For WatcherAny the server asks both
+// tables, the child table first, and fails if either fails.
+func (v view) checkWatches(path string, typ int32) error {
+	sets, err := v.watches.ofType(typ)
+	if err != nil {
+		return err
+	}
+	found := false
+	for _, set := range sets {
+		ok, err := set.contains(path)
+		if err != nil {
+			return err
+		}
+		found = found || ok
+	}
+	if !found {
+		return ErrNoWatcher
+	}
+	return nil
+}
+
+// removeWatches answers removeWatches: it drops the session's watches on
+// path from the tables of the type, whatever their mode — removing the data
+// watches leaves a persistent watch's child half, which goes on firing as
+// it would alone — and fails with NoWatcher if there were none. The server
+// tells the client nothing; its client raises the removal events itself.
+func (v view) removeWatches(session int64, path string, typ int32) error {
+	sets, err := v.watches.ofType(typ)
+	if err != nil {
+		return err
+	}
+	removed := false
+	for _, set := range sets {
+		if set.remove(path, session) {
+			removed = true
+		}
+	}
+	if !removed {
+		return ErrNoWatcher
+	}
+	return nil
 }

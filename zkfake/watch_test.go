@@ -268,9 +268,9 @@ func TestSetWatchesFiresWhatTheClientMissed(t *testing.T) {
 
 // watchedPaths lists, sorted, the paths testSession watches in table, and
 // only those: it fails the comparison if any other session is there.
-func watchedPaths(table map[string]map[int64]struct{}) []string {
+func watchedPaths(table watchSet) []string {
 	var paths []string
-	for path, set := range table {
+	for path, set := range table.paths {
 		if _, ok := set[testSession]; ok && len(set) == 1 {
 			paths = append(paths, path)
 		} else {
@@ -288,4 +288,75 @@ func eventName(t zk.EventType) string {
 		return "no event"
 	}
 	return t.String()
+}
+
+// TestPersistentWatchTriggers drives ZooKeeper 3.8's trigger rules for
+// persistent watches (WatchManager.triggerWatch) on the bare core: which
+// session hears what of each write, and which watches stay.
+func TestPersistentWatchTriggers(t *testing.T) {
+	const other = testSession + 1
+	st := newCore(t)
+	st.createSession(other, 10_000)
+	v := view{st.tree, st.watches}
+	if err := v.addWatch(testSession, "/a", addWatchPersistent); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.addWatch(other, "/a", addWatchPersistentRecursive); err != nil {
+		t.Fatal(err)
+	}
+	// A one-shot child watch beside the other session's recursive one on
+	// "/": its NodeChildrenChanged comes once, and recursive watches on
+	// ancestors add nothing to a session already told.
+	st.watches.child.add("/", other, modeStandard)
+	type heard struct {
+		session int64
+		event   string
+	}
+	steps := []struct {
+		op   func(st *state, ctx writeCtx) error
+		want []heard
+	}{
+		{createAt("/a"), []heard{{testSession, "EventNodeCreated /a"}, {other, "EventNodeCreated /a"}, {other, "EventNodeChildrenChanged /"}}},
+		{createAt("/a/b"), []heard{{other, "EventNodeCreated /a/b"}, {testSession, "EventNodeChildrenChanged /a"}}},
+		{createAt("/a/b/c"), []heard{{other, "EventNodeCreated /a/b/c"}}},
+		{setDataAt("/a/b/c"), []heard{{other, "EventNodeDataChanged /a/b/c"}}},
+		{setDataAt("/a"), []heard{{testSession, "EventNodeDataChanged /a"}, {other, "EventNodeDataChanged /a"}}},
+		{deleteAt("/a/b/c"), []heard{{other, "EventNodeDeleted /a/b/c"}}},
+		{deleteAt("/a/b"), []heard{{other, "EventNodeDeleted /a/b"}, {testSession, "EventNodeChildrenChanged /a"}}},
+		{deleteAt("/a"), []heard{{testSession, "EventNodeDeleted /a"}, {other, "EventNodeDeleted /a"}}},
+		{createAt("/ab"), nil},
+		{createAt("/a"), []heard{{testSession, "EventNodeCreated /a"}, {other, "EventNodeCreated /a"}}},
+	}
+	for i, step := range steps {
+		ns, err := runWrite(st, step.op)
+		if err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+		var got []heard
+		for _, n := range ns {
+			got = append(got, heard{n.session, n.event.Type.String() + " " + n.event.Path})
+		}
+		if !slices.Equal(got, step.want) {
+			t.Errorf("step %d: heard %v, want %v", i, got, step.want)
+		}
+	}
+	// The persistent watches stayed, two halves each; the one-shot one went.
+	if n := st.watches.total(); n != 4 {
+		t.Errorf("%d watches left, want 4", n)
+	}
+	if got := st.watches.data.recursive["/a"]; got != 1 {
+		t.Errorf("recursive count on /a: %d, want 1", got)
+	}
+	if !v.removeWatchesOK(t, other, "/a", watcherAny) || len(st.watches.data.recursive)+len(st.watches.child.recursive) != 0 {
+		t.Errorf("recursive counts after removal: %v, %v", st.watches.data.recursive, st.watches.child.recursive)
+	}
+}
+
+func (v view) removeWatchesOK(t *testing.T, session int64, path string, typ int32) bool {
+	t.Helper()
+	if err := v.removeWatches(session, path, typ); err != nil {
+		t.Errorf("removeWatches(%s, %d): %v", path, typ, err)
+		return false
+	}
+	return true
 }

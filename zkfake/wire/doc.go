@@ -3,9 +3,13 @@
 // Java client and zkCli.sh, kazoo — can run against the in-memory fake.
 //
 // Each session a client opens is a *zkfake.Conn on the server. Requests are
-// decoded from jute frames and run on that Conn in order; its results and
-// go-zookeeper error values go back as the real server's replies and error
-// codes; its watch events go out as notifications (xid -1). A connection that
+// decoded from jute frames (with package zkfake/jute) and run on that Conn
+// in order — ZooKeeper 3.8's requests go-zookeeper cannot send (addWatch,
+// removeWatches, checkWatches, multiRead, getEphemerals,
+// getAllChildrenNumber, whoAmI, create2) on its extra methods; its results
+// and go-zookeeper error values go back as the real server's replies and
+// error codes; its watch events, persistent watches' too, go out as
+// notifications (xid -1). A connection that
 // drops without closeSession leaves the session alive until its negotiated
 // timeout passes with no frame from the client; a client that reconnects in
 // time with the session's id and password resumes it, and one that comes too

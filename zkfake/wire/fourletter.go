@@ -296,7 +296,7 @@ func (l *Listener) watches(word string) string {
 	for _, s := range l.liveSessions() {
 		s.mu.Lock()
 		for k := range s.registered {
-			if k.kind == watchData || k.kind == watchExist {
+			if k.kind != watchChild { // the data table's, as the server counts
 				if !slices.Contains(bySession[s.id], k.path) {
 					bySession[s.id] = append(bySession[s.id], k.path)
 					byPath[k.path] = append(byPath[k.path], s.id)

@@ -4,70 +4,97 @@ import (
 	"testing"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zksim/zksim/zkfake/jute"
 )
 
 // seedFrames are well-formed request frames of every op the server decodes,
 // the fuzzer's starting points.
 func seedFrames() [][]byte {
-	acl := func(w *writer) { w.acls(zk.WorldACL(zk.PermAll)) }
+	acl := func(w *jute.Writer) { w.ACLs(zk.WorldACL(zk.PermAll)) }
 	var seeds [][]byte
-	add := func(op int32, body func(w *writer)) {
-		w := &writer{}
-		w.int32(7)
-		w.int32(op)
+	add := func(op int32, body func(w *jute.Writer)) {
+		w := &jute.Writer{}
+		w.Int32(7)
+		w.Int32(op)
 		body(w)
-		seeds = append(seeds, w.buf)
+		seeds = append(seeds, w.Bytes())
 	}
-	for _, op := range []int32{opCreate, opCreate2, opCreateContainer, opCreateTTL} {
-		add(op, func(w *writer) {
-			w.string("/a")
-			w.buffer([]byte("data"))
+	for _, op := range []int32{jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL} {
+		add(op, func(w *jute.Writer) {
+			w.String("/a")
+			w.Buffer([]byte("data"))
 			acl(w)
-			w.int32(0)
-			if op == opCreateTTL {
-				w.int64(1000)
+			w.Int32(0)
+			if op == jute.OpCreateTTL {
+				w.Int64(1000)
 			}
 		})
 	}
-	for _, op := range []int32{opExists, opGetData, opGetChildren, opGetChildren2} {
-		add(op, func(w *writer) { w.string("/a"); w.bool(true) })
+	for _, op := range []int32{jute.OpExists, jute.OpGetData, jute.OpGetChildren, jute.OpGetChildren2} {
+		add(op, func(w *jute.Writer) { w.String("/a"); w.Bool(true) })
 	}
-	add(opDelete, func(w *writer) { w.string("/a"); w.int32(-1) })
-	add(opSetData, func(w *writer) { w.string("/a"); w.buffer(nil); w.int32(3) })
-	add(opGetACL, func(w *writer) { w.string("/a") })
-	add(opSetACL, func(w *writer) { w.string("/a"); acl(w); w.int32(0) })
-	add(opSync, func(w *writer) { w.string("/") })
-	add(opSetAuth, func(w *writer) { w.int32(0); w.string("digest"); w.buffer([]byte("u:p")) })
-	add(opSetWatches, func(w *writer) {
-		w.int64(5)
-		w.strings([]string{"/a"})
-		w.strings(nil)
-		w.strings([]string{"/b", "/c"})
+	add(jute.OpDelete, func(w *jute.Writer) { w.String("/a"); w.Int32(-1) })
+	add(jute.OpSetData, func(w *jute.Writer) { w.String("/a"); w.Buffer(nil); w.Int32(3) })
+	add(jute.OpGetACL, func(w *jute.Writer) { w.String("/a") })
+	add(jute.OpSetACL, func(w *jute.Writer) { w.String("/a"); acl(w); w.Int32(0) })
+	add(jute.OpSync, func(w *jute.Writer) { w.String("/") })
+	add(jute.OpSetAuth, func(w *jute.Writer) { w.Int32(0); w.String("digest"); w.Buffer([]byte("u:p")) })
+	add(jute.OpSetWatches, func(w *jute.Writer) {
+		w.Int64(5)
+		w.Strings([]string{"/a"})
+		w.Strings(nil)
+		w.Strings([]string{"/b", "/c"})
 	})
-	add(opMulti, func(w *writer) {
-		for _, typ := range []int32{opCreate, opSetData, opCheck, opDelete} {
-			w.int32(typ)
-			w.bool(false)
-			w.int32(-1)
-			w.string("/m")
+	add(jute.OpMulti, func(w *jute.Writer) {
+		for _, typ := range []int32{jute.OpCreate, jute.OpSetData, jute.OpCheck, jute.OpDelete} {
+			w.Int32(typ)
+			w.Bool(false)
+			w.Int32(-1)
+			w.String("/m")
 			switch typ {
-			case opCreate:
-				w.buffer(nil)
+			case jute.OpCreate:
+				w.Buffer(nil)
 				acl(w)
-				w.int32(0)
-			case opSetData:
-				w.buffer([]byte("x"))
-				w.int32(-1)
+				w.Int32(0)
+			case jute.OpSetData:
+				w.Buffer([]byte("x"))
+				w.Int32(-1)
 			default:
-				w.int32(-1)
+				w.Int32(-1)
 			}
 		}
-		w.int32(-1)
-		w.bool(true)
-		w.int32(-1)
+		w.Int32(-1)
+		w.Bool(true)
+		w.Int32(-1)
 	})
-	add(opPing, func(w *writer) {})
-	add(opClose, func(w *writer) {})
+	add(jute.OpSetWatches2, func(w *jute.Writer) {
+		w.Int64(5)
+		w.Strings([]string{"/a"})
+		w.Strings(nil)
+		w.Strings([]string{"/b"})
+		w.Strings([]string{"/p"})
+		w.Strings([]string{"/r", "/s"})
+	})
+	for _, op := range []int32{jute.OpAddWatch, jute.OpCheckWatches, jute.OpRemoveWatches} {
+		add(op, func(w *jute.Writer) { w.String("/a"); w.Int32(1) })
+	}
+	add(jute.OpGetEphemerals, func(w *jute.Writer) { w.String("/") })
+	add(jute.OpGetAllChildrenNumber, func(w *jute.Writer) { w.String("/a") })
+	add(jute.OpWhoAmI, func(w *jute.Writer) {})
+	add(jute.OpMultiRead, func(w *jute.Writer) {
+		for _, typ := range []int32{jute.OpGetData, jute.OpGetChildren} {
+			w.Int32(typ)
+			w.Bool(false)
+			w.Int32(-1)
+			w.String("/m")
+			w.Bool(false)
+		}
+		w.Int32(-1)
+		w.Bool(true)
+		w.Int32(-1)
+	})
+	add(jute.OpPing, func(w *jute.Writer) {})
+	add(jute.OpClose, func(w *jute.Writer) {})
 	return seeds
 }
 
@@ -97,14 +124,14 @@ func FuzzDecodeRequest(f *testing.F) {
 
 // FuzzDecodeConnect does the same for the connect request.
 func FuzzDecodeConnect(f *testing.F) {
-	w := &writer{}
-	w.int32(0)
-	w.int64(0)
-	w.int32(4000)
-	w.int64(0x1234)
-	w.buffer(make([]byte, 16))
-	f.Add(w.buf)
-	f.Add(append(append([]byte(nil), w.buf...), 1))
+	w := &jute.Writer{}
+	w.Int32(0)
+	w.Int64(0)
+	w.Int32(4000)
+	w.Int64(0x1234)
+	w.Buffer(make([]byte, 16))
+	f.Add(w.Bytes())
+	f.Add(append(append([]byte(nil), w.Bytes()...), 1))
 	f.Fuzz(func(t *testing.T, frame []byte) {
 		c, err := decodeConnect(frame)
 		if err == nil && len(c.passwd) > len(frame) {
@@ -125,8 +152,11 @@ func TestSeedFramesDecode(t *testing.T) {
 		if req.xid != 7 {
 			t.Fatalf("seed %d: xid %d", i, req.xid)
 		}
-		if req.op == opMulti && len(req.ops) != 4 {
+		if req.op == jute.OpMulti && len(req.ops) != 4 {
 			t.Fatalf("multi seed decoded %d ops, want 4", len(req.ops))
+		}
+		if req.op == jute.OpMultiRead && (len(req.ops) != 2 || req.badOps) {
+			t.Fatalf("multiRead seed decoded %d ops, bad %v; want 2 reads", len(req.ops), req.badOps)
 		}
 	}
 }

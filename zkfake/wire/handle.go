@@ -1,10 +1,17 @@
 package wire
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zksim/zksim/zkfake"
+	"github.com/zksim/zksim/zkfake/jute"
 )
+
+// errMarshalling is ZooKeeper's MarshallingError as the fake spells the
+// codes go-zookeeper has no value for.
+var errMarshalling = fmt.Errorf("unknown error: %d", jute.CodeMarshallingError)
 
 // connectionErrors are the fake client's own failures: the session cannot
 // answer, so the connection is dropped and the client reconnects (and finds
@@ -20,10 +27,10 @@ func isConnectionError(err error) bool {
 // handle answers one request on cc. It returns false when the connection
 // must close.
 func (s *session) handle(cc *clientConn, req *request) bool {
-	if req.op == opPing {
+	if req.op == jute.OpPing {
 		zxid := s.l.srv.Zxid()
-		cc.send(replyHeader(xidPing, zxid, codeOK).buf)
-		cc.answered(opPing, xidPing, zxid)
+		cc.send(replyHeader(jute.XidPing, zxid, jute.CodeOK).Bytes())
+		cc.answered(jute.OpPing, jute.XidPing, zxid)
 		return true
 	}
 	if !s.alive() {
@@ -31,30 +38,42 @@ func (s *session) handle(cc *clientConn, req *request) bool {
 	}
 	conn := s.conn
 	var (
-		body = &writer{}
+		body = &jute.Writer{}
 		err  error
+		// bodyOnError: the reply carries its body with an error code,
+		// as a multiRead of writes does.
+		bodyOnError bool
 	)
 	switch req.op {
-	case opCreate, opCreate2, opCreateContainer, opCreateTTL:
+	case jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL:
+		if stat2(req) {
+			// The node's stat comes with the create, from the same
+			// transaction, as in the server's Create2Response.
+			var path string
+			var stat *zk.Stat
+			path, stat, err = conn.Create2(req.path, req.data, req.flags, req.acl, ttlDuration(req.ttl))
+			body.String(path)
+			body.Stat(stat)
+			break
+		}
+		// A createContainer or createTTL whose flags name another mode: no
+		// client sends one; the fake's own calls refuse it as go-zookeeper
+		// does.
 		var path string
-		switch req.op {
-		case opCreateContainer:
+		if req.op == jute.OpCreateContainer {
 			path, err = conn.CreateContainer(req.path, req.data, req.flags, req.acl)
-		case opCreateTTL:
-			path, err = conn.CreateTTL(req.path, req.data, req.flags, req.acl, time.Duration(req.ttl)*time.Millisecond)
-		default:
-			path, err = conn.Create(req.path, req.data, req.flags, req.acl)
+		} else {
+			path, err = conn.CreateTTL(req.path, req.data, req.flags, req.acl, ttlDuration(req.ttl))
 		}
-		body.string(path)
-		if req.op != opCreate && err == nil {
-			// The fake's Create returns no stat; a create2-style reply
-			// carries the new node's, read right after.
-			_, stat, _ := conn.Exists(path)
-			body.stat(stat)
-		}
-	case opDelete:
+		body.String(path)
+		body.Stat(nil)
+	case jute.OpCreate:
+		var path string
+		path, err = conn.Create(req.path, req.data, req.flags, req.acl)
+		body.String(path)
+	case jute.OpDelete:
 		err = conn.Delete(req.path, req.version)
-	case opExists:
+	case jute.OpExists:
 		var ok bool
 		var stat *zk.Stat
 		if req.watch {
@@ -68,8 +87,8 @@ func (s *session) handle(cc *clientConn, req *request) bool {
 		if err == nil && !ok {
 			err = zk.ErrNoNode
 		}
-		body.stat(stat)
-	case opGetData:
+		body.Stat(stat)
+	case jute.OpGetData:
 		var data []byte
 		var stat *zk.Stat
 		if req.watch {
@@ -80,23 +99,23 @@ func (s *session) handle(cc *clientConn, req *request) bool {
 		} else {
 			data, stat, err = conn.Get(req.path)
 		}
-		body.buffer(data)
-		body.stat(stat)
-	case opSetData:
+		body.Buffer(data)
+		body.Stat(stat)
+	case jute.OpSetData:
 		var stat *zk.Stat
 		stat, err = conn.Set(req.path, req.data, req.version)
-		body.stat(stat)
-	case opGetACL:
+		body.Stat(stat)
+	case jute.OpGetACL:
 		var acl []zk.ACL
 		var stat *zk.Stat
 		acl, stat, err = conn.GetACL(req.path)
-		body.acls(acl)
-		body.stat(stat)
-	case opSetACL:
+		body.ACLs(acl)
+		body.Stat(stat)
+	case jute.OpSetACL:
 		var stat *zk.Stat
 		stat, err = conn.SetACL(req.path, req.acl, req.version)
-		body.stat(stat)
-	case opGetChildren, opGetChildren2:
+		body.Stat(stat)
+	case jute.OpGetChildren, jute.OpGetChildren2:
 		var children []string
 		var stat *zk.Stat
 		if req.watch {
@@ -107,41 +126,80 @@ func (s *session) handle(cc *clientConn, req *request) bool {
 		} else {
 			children, stat, err = conn.Children(req.path)
 		}
-		body.strings(children)
-		if req.op == opGetChildren2 {
-			body.stat(stat)
+		body.Strings(children)
+		if req.op == jute.OpGetChildren2 {
+			body.Stat(stat)
 		}
-	case opSync:
+	case jute.OpSync:
 		var path string
 		path, err = conn.Sync(req.path)
-		body.string(path)
-	case opMulti:
+		body.String(path)
+	case jute.OpMulti:
 		body, err = s.multi(req.ops)
-	case opReconfig:
+	case jute.OpReconfig:
 		_, err = conn.Reconfig(nil, -1)
-	case opSetAuth:
+	case jute.OpSetAuth:
 		err = conn.AddAuth(req.scheme, req.auth)
 		if err == zk.ErrAuthFailed {
 			// The real server answers AUTHFAILED and closes the connection.
-			cc.sendAndClose(replyHeader(req.xid, s.l.srv.Zxid(), codeAuthFailed).buf)
+			cc.sendAndClose(replyHeader(req.xid, s.l.srv.Zxid(), jute.CodeAuthFailed).Bytes())
 			return false
 		}
-	case opSetWatches, opSetWatches2:
+	case jute.OpAddWatch:
+		var ch <-chan zk.Event
+		ch, err = conn.AddWatch(req.path, zkfake.AddWatchMode(req.mode))
+		if err == nil {
+			kind := watchPersistent
+			if req.mode == jute.AddWatchPersistentRecursive {
+				kind = watchPersistentRecursive
+			}
+			s.register(req.path, kind)
+			go drain(ch)
+			// The server answers addWatch with an ErrorResponse of 0.
+			body.Int32(0)
+		}
+	case jute.OpCheckWatches:
+		err = conn.CheckWatches(req.path, zkfake.WatcherType(req.mode))
+	case jute.OpRemoveWatches:
+		err = conn.RemoveWatches(req.path, zkfake.WatcherType(req.mode))
+		if err == nil {
+			s.unregister(req.path, req.mode)
+		}
+	case jute.OpGetEphemerals:
+		var paths []string
+		paths, err = conn.GetEphemerals(req.path)
+		body.Strings(paths)
+	case jute.OpGetAllChildrenNumber:
+		var n int32
+		n, err = conn.GetAllChildrenNumber(req.path)
+		body.Int32(n)
+	case jute.OpWhoAmI:
+		var ids []zkfake.ClientInfo
+		ids, err = conn.WhoAmI()
+		body.Int32(int32(len(ids)))
+		for _, id := range ids {
+			body.String(id.Scheme)
+			body.String(id.User)
+		}
+	case jute.OpMultiRead:
+		body, err = s.multiRead(req)
+		bodyOnError = err != nil && body != nil
+	case jute.OpSetWatches, jute.OpSetWatches2:
 		s.setWatches(cc, req) // sends its own reply, after the events
 		return true
-	case opClose:
+	case jute.OpClose:
 		// Closing fires the watches on the session's own ephemerals; their
 		// notifications go out on cc before the reply, so cc is detached
 		// only afterwards, and not closed by end.
 		conn.Close()
 		s.detach(cc)
 		s.end(false)
-		cc.sendAndClose(replyHeader(req.xid, s.l.srv.Zxid(), codeOK).buf)
+		cc.sendAndClose(replyHeader(req.xid, s.l.srv.Zxid(), jute.CodeOK).Bytes())
 		return false
 	default:
 		// As the real server does with an op it does not know: answer
 		// ZUNIMPLEMENTED with zxid -1, then close the connection.
-		cc.sendAndClose(replyHeader(req.xid, -1, codeUnimplemented).buf)
+		cc.sendAndClose(replyHeader(req.xid, -1, jute.CodeUnimplemented).Bytes())
 		return false
 	}
 	if isConnectionError(err) {
@@ -150,10 +208,10 @@ func (s *session) handle(cc *clientConn, req *request) bool {
 	code := errorCode(err)
 	zxid := s.l.srv.Zxid()
 	w := replyHeader(req.xid, zxid, code)
-	if code == codeOK {
-		w.buf = append(w.buf, body.buf...)
+	if code == jute.CodeOK || bodyOnError {
+		w.Append(body.Bytes())
 	}
-	cc.send(w.buf)
+	cc.send(w.Bytes())
 	cc.answered(req.op, req.xid, zxid)
 	return true
 }
@@ -162,14 +220,10 @@ func (s *session) handle(cc *clientConn, req *request) bool {
 // answered with no error in the header and an error result per op (OK
 // before the failing one, its code, then RUNTIMEINCONSISTENCY), as the real
 // server answers; an error with no results goes in the header.
-func (s *session) multi(ops []any) (*writer, error) {
+func (s *session) multi(ops []any) (*jute.Writer, error) {
 	results, err := s.conn.Multi(ops...)
-	body := &writer{}
-	header := func(typ, code int32) {
-		body.int32(typ)
-		body.bool(false)
-		body.int32(code)
-	}
+	body := &jute.Writer{}
+	header := func(typ, code int32) { writeMultiHeader(body, typ, code) }
 	container := -1
 	if err == zk.ErrAPIError && len(results) < len(ops) {
 		// The fake applies a multi with a container create but answers as
@@ -184,12 +238,12 @@ func (s *session) multi(ops []any) (*writer, error) {
 	}
 	for i, op := range ops {
 		if err != nil {
-			code := codeOK
+			code := jute.CodeOK
 			if i < len(results) {
 				code = int(errorCode(results[i].Error))
 			}
-			header(opError, int32(code))
-			body.int32(int32(code))
+			header(jute.OpError, int32(code))
+			body.Int32(int32(code))
 			continue
 		}
 		var res zk.MultiResponse
@@ -204,32 +258,113 @@ func (s *session) multi(ops []any) (*writer, error) {
 					path = op.Path
 				}
 				_, stat, _ := s.conn.Exists(path)
-				header(opCreate2, codeOK)
-				body.string(path)
-				body.stat(stat)
+				header(jute.OpCreate2, jute.CodeOK)
+				body.String(path)
+				body.Stat(stat)
 			} else {
-				header(opCreate, codeOK)
-				body.string(res.String)
+				header(jute.OpCreate, jute.CodeOK)
+				body.String(res.String)
 			}
 		case *zk.DeleteRequest:
-			header(opDelete, codeOK)
+			header(jute.OpDelete, jute.CodeOK)
 		case *zk.SetDataRequest:
-			header(opSetData, codeOK)
-			body.stat(res.Stat)
+			header(jute.OpSetData, jute.CodeOK)
+			body.Stat(res.Stat)
 		case *zk.CheckVersionRequest:
-			header(opCheck, codeOK)
+			header(jute.OpCheck, jute.CodeOK)
 		}
 	}
-	body.int32(-1)
-	body.bool(true)
-	body.int32(-1)
+	writeMultiEnd(body)
 	return body, nil
 }
 
+// stat2 reports whether a create request answered with a Create2Response
+// asks for what its op is for: any create2, a createContainer of a
+// container, a createTTL of a TTL node. Those the fake makes with Create2,
+// which returns the stat with the create.
+func stat2(req *request) bool {
+	switch req.op {
+	case jute.OpCreateContainer:
+		return req.flags == zk.FlagContainer
+	case jute.OpCreateTTL:
+		return req.flags == zk.FlagTTL || req.flags == zk.FlagPersistentSequentialWithTTL
+	}
+	return true
+}
+
+// ttlDuration turns a request's TTL in milliseconds into a Duration,
+// keeping one too large to convert too large, and so refused.
+func ttlDuration(ms int64) time.Duration {
+	const limit = 1 << 41 // twice ZooKeeper's largest TTL
+	if ms > limit {
+		ms = limit
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
+// drain reads a persistent watch's channel until it closes: the wire
+// client hears the watch's events through the session's callback, and the
+// channel's goroutine ends with the watch.
+func drain(ch <-chan zk.Event) {
+	for range ch {
+	}
+}
+
+// multiRead answers a multiRead. A request the server cannot decode — an op
+// code no multi knows, or reads mixed with writes — fails with
+// MarshallingError and no results; a request of write ops only the server
+// decodes and then refuses: MarshallingError with an empty MultiResponse.
+func (s *session) multiRead(req *request) (*jute.Writer, error) {
+	empty := &jute.Writer{}
+	writeMultiEnd(empty)
+	if req.badOps {
+		return nil, errMarshalling
+	}
+	results, err := s.conn.MultiRead(req.ops...)
+	if err != nil {
+		if errorCode(err) == jute.CodeMarshallingError {
+			return empty, err
+		}
+		return nil, err
+	}
+	body := &jute.Writer{}
+	for _, res := range results {
+		switch {
+		case res.Error != nil:
+			code := errorCode(res.Error)
+			writeMultiHeader(body, jute.OpError, code)
+			body.Int32(code)
+		case res.Stat != nil:
+			writeMultiHeader(body, jute.OpGetData, jute.CodeOK)
+			body.Buffer(res.Data)
+			body.Stat(res.Stat)
+		default:
+			writeMultiHeader(body, jute.OpGetChildren, jute.CodeOK)
+			body.Strings(res.Children)
+		}
+	}
+	writeMultiEnd(body)
+	return body, nil
+}
+
+// writeMultiHeader writes the MultiHeader before one result of a multi.
+func writeMultiHeader(w *jute.Writer, typ, code int32) {
+	w.Int32(typ)
+	w.Bool(false)
+	w.Int32(code)
+}
+
+// writeMultiEnd writes the MultiHeader that ends a multi's results.
+func writeMultiEnd(w *jute.Writer) {
+	w.Int32(-1)
+	w.Bool(true)
+	w.Int32(-1)
+}
+
 // setWatches re-arms, after a reconnect, the watches the client still holds.
-// Those the fake still holds for the session need nothing; any other is
-// checked against the client's last zxid, firing at once if the node changed
-// since (as the real server does), and set otherwise.
+// Those the fake still holds for the session need nothing; any other
+// one-shot watch is checked against the client's last zxid, firing at once
+// if the node changed since (as the real server does), and set otherwise.
 func (s *session) setWatches(cc *clientConn, req *request) {
 	conn := s.conn
 	rel := req.relativeZxid
@@ -285,5 +420,26 @@ func (s *session) setWatches(cc *clientConn, req *request) {
 			}
 		}
 	}
-	cc.send(replyHeader(req.xid, s.l.srv.Zxid(), codeOK).buf)
+	// Persistent watches are set again and fire nothing, as on the real
+	// server (DataTree.setWatches): the client hears nothing of what
+	// changed while it was away.
+	for _, list := range []struct {
+		paths []string
+		kind  watchKind
+		mode  zkfake.AddWatchMode
+	}{
+		{req.persistentWatches, watchPersistent, zkfake.AddWatchModePersistent},
+		{req.recursiveWatches, watchPersistentRecursive, zkfake.AddWatchModePersistentRecursive},
+	} {
+		for _, p := range list.paths {
+			if s.holds(p, list.kind) {
+				continue
+			}
+			if ch, err := conn.AddWatch(p, list.mode); err == nil {
+				s.register(p, list.kind)
+				go drain(ch)
+			}
+		}
+	}
+	cc.send(replyHeader(req.xid, s.l.srv.Zxid(), jute.CodeOK).Bytes())
 }

@@ -84,6 +84,10 @@ type pipeEnv struct {
 	pipe *wire.Pipe
 }
 
+// DialRaw hands the server one end of a new pipe, for scenarios that
+// speak the protocol themselves.
+func (e *pipeEnv) DialRaw() (net.Conn, error) { return e.pipe.Dial("pipe", wire.PipeAddress, 0) }
+
 func (e *pipeEnv) Connect(t testing.TB, timeout time.Duration) (zktest.Conn, <-chan zk.Event) {
 	t.Helper()
 	link := &pipeLink{pipe: e.pipe}

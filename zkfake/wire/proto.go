@@ -5,122 +5,84 @@ import (
 	"fmt"
 
 	"github.com/go-zookeeper/zk"
-)
-
-// Op codes of ZooKeeper's client protocol (ZooDefs.OpCode).
-const (
-	opNotify          = 0
-	opCreate          = 1
-	opDelete          = 2
-	opExists          = 3
-	opGetData         = 4
-	opSetData         = 5
-	opGetACL          = 6
-	opSetACL          = 7
-	opGetChildren     = 8
-	opSync            = 9
-	opPing            = 11
-	opGetChildren2    = 12
-	opCheck           = 13
-	opMulti           = 14
-	opCreate2         = 15
-	opReconfig        = 16
-	opCreateContainer = 19
-	opCreateTTL       = 21
-	opClose           = -11
-	opSetAuth         = 100
-	opSetWatches      = 101
-	opSetWatches2     = 105
-	opError           = -1
+	"github.com/zksim/zksim/zkfake"
+	"github.com/zksim/zksim/zkfake/jute"
 )
 
 // opAbbreviation is how the real server names an op in cons's lop field
 // (FinalRequestProcessor's lastOp).
 func opAbbreviation(op int32) string {
 	switch op {
-	case opPing:
+	case jute.OpPing:
 		return "PING"
-	case opCreate, opCreate2, opCreateContainer, opCreateTTL:
+	case jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL:
 		return "CREA"
-	case opDelete:
+	case jute.OpDelete:
 		return "DELE"
-	case opExists:
+	case jute.OpExists:
 		return "EXIS"
-	case opGetData:
+	case jute.OpGetData:
 		return "GETD"
-	case opSetData:
+	case jute.OpSetData:
 		return "SETD"
-	case opGetACL:
+	case jute.OpGetACL:
 		return "GETA"
-	case opSetACL:
+	case jute.OpSetACL:
 		return "SETA"
-	case opGetChildren, opGetChildren2:
+	case jute.OpGetChildren, jute.OpGetChildren2:
 		return "GETC"
-	case opSync:
+	case jute.OpSync:
 		return "SYNC"
-	case opCheck:
+	case jute.OpCheck:
 		return "CHEC"
-	case opMulti:
+	case jute.OpMulti:
 		return "MULT"
-	case opReconfig:
+	case jute.OpReconfig:
 		return "RECO"
-	case opSetAuth:
+	case jute.OpSetAuth:
 		return "AUTH"
-	case opSetWatches:
+	case jute.OpSetWatches:
 		return "SETW"
-	case opSetWatches2:
+	case jute.OpSetWatches2:
 		return "STW2"
+	case jute.OpAddWatch:
+		return "ADDW"
+	case jute.OpCheckWatches:
+		return "CHKW"
+	case jute.OpRemoveWatches:
+		return "REMW"
+	case jute.OpMultiRead:
+		return "MLTR"
+	case jute.OpGetEphemerals:
+		return "GETE"
+	case jute.OpGetAllChildrenNumber:
+		return "GETACN"
+	case jute.OpWhoAmI:
+		return "HOMI"
 	}
 	return "NA"
 }
 
-// Reserved xids: notifications carry -1, pings -2, auth -4, setWatches -8.
-const (
-	xidNotification = -1
-	xidPing         = -2
-)
-
-// Error codes of ZooKeeper's KeeperException.Code.
-const (
-	codeOK                  = 0
-	codeSystemError         = -1
-	codeRuntimeInconsistent = -2
-	codeMarshallingError    = -5
-	codeUnimplemented       = -6
-	codeBadArguments        = -8
-	codeAPIError            = -100
-	codeNoNode              = -101
-	codeNoAuth              = -102
-	codeBadVersion          = -103
-	codeNoChildrenForEphem  = -108
-	codeNodeExists          = -110
-	codeNotEmpty            = -111
-	codeSessionExpired      = -112
-	codeInvalidACL          = -114
-	codeAuthFailed          = -115
-	codeSessionMoved        = -118
-	codeReconfigDisabled    = -123
-)
-
 // errorCodes maps go-zookeeper's error values, which the fake returns, back
 // to the codes the server sends.
 var errorCodes = map[error]int32{
-	zk.ErrAPIError:                codeAPIError,
-	zk.ErrNoNode:                  codeNoNode,
-	zk.ErrNoAuth:                  codeNoAuth,
-	zk.ErrBadVersion:              codeBadVersion,
-	zk.ErrNoChildrenForEphemerals: codeNoChildrenForEphem,
-	zk.ErrNodeExists:              codeNodeExists,
-	zk.ErrNotEmpty:                codeNotEmpty,
-	zk.ErrSessionExpired:          codeSessionExpired,
-	zk.ErrInvalidACL:              codeInvalidACL,
-	zk.ErrAuthFailed:              codeAuthFailed,
-	zk.ErrSessionMoved:            codeSessionMoved,
-	zk.ErrReconfigDisabled:        codeReconfigDisabled,
-	zk.ErrBadArguments:            codeBadArguments,
+	zk.ErrAPIError:                jute.CodeAPIError,
+	zk.ErrNoNode:                  jute.CodeNoNode,
+	zk.ErrNoAuth:                  jute.CodeNoAuth,
+	zk.ErrBadVersion:              jute.CodeBadVersion,
+	zk.ErrNoChildrenForEphemerals: jute.CodeNoChildrenForEphem,
+	zk.ErrNodeExists:              jute.CodeNodeExists,
+	zk.ErrNotEmpty:                jute.CodeNotEmpty,
+	zk.ErrSessionExpired:          jute.CodeSessionExpired,
+	zk.ErrInvalidACL:              jute.CodeInvalidACL,
+	zk.ErrAuthFailed:              jute.CodeAuthFailed,
+	zk.ErrSessionMoved:            jute.CodeSessionMoved,
+	zk.ErrReconfigDisabled:        jute.CodeReconfigDisabled,
+	zk.ErrBadArguments:            jute.CodeBadArguments,
+	zkfake.ErrNoWatcher:           jute.CodeNoWatcher,
 	// The fake checks paths as the go-zookeeper client does; the server
 	// refuses a bad one with ZBADARGUMENTS.
-	zk.ErrInvalidPath: codeBadArguments,
+	zk.ErrInvalidPath: jute.CodeBadArguments,
 }
 
 // errorCode returns the wire code for an error the fake returned. Codes
@@ -128,7 +90,7 @@ var errorCodes = map[error]int32{
 // fake reproduces; those are parsed back.
 func errorCode(err error) int32 {
 	if err == nil {
-		return codeOK
+		return jute.CodeOK
 	}
 	if c, ok := errorCodes[err]; ok {
 		return c
@@ -142,7 +104,7 @@ func errorCode(err error) int32 {
 	if _, scanErr := fmt.Sscanf(err.Error(), "unknown error: %d", &n); scanErr == nil {
 		return n
 	}
-	return codeSystemError
+	return jute.CodeSystemError
 }
 
 // request is one decoded client request. Only the fields its op uses are set.
@@ -157,8 +119,12 @@ type request struct {
 	version int32
 	watch   bool
 
-	// multi
-	ops []any
+	// multi and multiRead; badOps is a multiRead the server cannot decode
+	ops    []any
+	badOps bool
+
+	// addWatch's mode, checkWatches' and removeWatches' watcher type
+	mode int32
 
 	// setAuth
 	scheme string
@@ -167,6 +133,7 @@ type request struct {
 	// setWatches and setWatches2
 	relativeZxid                          int64
 	dataWatches, existWatches, childWatch []string
+	persistentWatches, recursiveWatches   []string
 }
 
 // decodeRequest decodes a request frame (without its length prefix). It
@@ -174,81 +141,121 @@ type request struct {
 // close the connection; an op code it does not know decodes fine and is
 // answered with ZUNIMPLEMENTED.
 func decodeRequest(frame []byte) (*request, error) {
-	r := &reader{buf: frame}
-	req := &request{xid: r.int32(), op: r.int32()}
-	if r.err != nil {
-		return nil, r.err
+	r := jute.NewReader(frame)
+	req := &request{xid: r.Int32(), op: r.Int32()}
+	if r.Err() != nil {
+		return nil, r.Err()
 	}
 	switch req.op {
-	case opCreate, opCreate2, opCreateContainer, opCreateTTL:
-		req.path, req.data, req.acl, req.flags = r.string(), r.buffer(), r.acls(), r.int32()
-		if req.op == opCreateTTL {
-			req.ttl = r.int64()
+	case jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL:
+		req.path, req.data, req.acl, req.flags = r.String(), r.Buffer(), r.ACLs(), r.Int32()
+		if req.op == jute.OpCreateTTL {
+			req.ttl = r.Int64()
 		}
-	case opDelete, opCheck:
-		req.path, req.version = r.string(), r.int32()
-	case opExists, opGetData, opGetChildren, opGetChildren2:
-		req.path, req.watch = r.string(), r.bool()
-	case opSetData:
-		req.path, req.data, req.version = r.string(), r.buffer(), r.int32()
-	case opGetACL, opSync:
-		req.path = r.string()
-	case opSetACL:
-		req.path, req.acl, req.version = r.string(), r.acls(), r.int32()
-	case opMulti:
+	case jute.OpDelete, jute.OpCheck:
+		req.path, req.version = r.String(), r.Int32()
+	case jute.OpExists, jute.OpGetData, jute.OpGetChildren, jute.OpGetChildren2:
+		req.path, req.watch = r.String(), r.Bool()
+	case jute.OpSetData:
+		req.path, req.data, req.version = r.String(), r.Buffer(), r.Int32()
+	case jute.OpGetACL, jute.OpSync, jute.OpGetEphemerals, jute.OpGetAllChildrenNumber:
+		req.path = r.String()
+	case jute.OpAddWatch, jute.OpCheckWatches, jute.OpRemoveWatches:
+		req.path, req.mode = r.String(), r.Int32()
+	case jute.OpMultiRead:
+		var ok bool
+		req.ops, ok = decodeOps(r)
+		req.badOps = !ok
+	case jute.OpSetACL:
+		req.path, req.acl, req.version = r.String(), r.ACLs(), r.Int32()
+	case jute.OpMulti:
 		req.ops = decodeMulti(r)
-	case opSetAuth:
-		r.int32() // type, unused by the server
-		req.scheme, req.auth = r.string(), r.buffer()
-	case opSetWatches, opSetWatches2:
-		req.relativeZxid = r.int64()
-		req.dataWatches, req.existWatches, req.childWatch = r.strings(), r.strings(), r.strings()
-		if req.op == opSetWatches2 {
-			// Persistent watches: the fake has none, so these are read
-			// and ignored.
-			r.strings()
-			r.strings()
+	case jute.OpSetAuth:
+		r.Int32() // type, unused by the server
+		req.scheme, req.auth = r.String(), r.Buffer()
+	case jute.OpSetWatches, jute.OpSetWatches2:
+		req.relativeZxid = r.Int64()
+		req.dataWatches, req.existWatches, req.childWatch = r.Strings(), r.Strings(), r.Strings()
+		if req.op == jute.OpSetWatches2 {
+			req.persistentWatches, req.recursiveWatches = r.Strings(), r.Strings()
 		}
-	case opReconfig:
-		r.buffer()
-		r.buffer()
-		r.buffer()
-		r.int64()
+	case jute.OpReconfig:
+		r.Buffer()
+		r.Buffer()
+		r.Buffer()
+		r.Int64()
 	}
-	if r.err != nil {
-		return nil, r.err
+	if r.Err() != nil {
+		return nil, r.Err()
 	}
 	return req, nil
 }
 
-// decodeMulti reads a multi's ops up to the header marked done.
-func decodeMulti(r *reader) []any {
-	var ops []any
-	for r.err == nil {
-		typ, done := r.int32(), r.bool()
-		r.int32() // err, unused in requests
-		if done || r.err != nil {
+// decodeMulti reads a multi's ops. The fake's multi takes creates (not
+// createTTL, whose TTL its requests cannot carry), deletes, setData and
+// checks; any other op fails the frame, which closes the connection.
+func decodeMulti(r *jute.Reader) []any {
+	ops, ok := decodeOps(r)
+	for _, op := range ops {
+		switch op.(type) {
+		case *zk.CreateTTLRequest, *zkfake.GetDataRequest, *zkfake.GetChildrenRequest:
+			ok = false
+		}
+	}
+	if !ok {
+		r.Fail()
+	}
+	return ops
+}
+
+// decodeOps reads the ops of a multi or a multiRead up to the header marked
+// done, as the server's MultiOperationRecord does: writes as go-zookeeper's
+// request types, reads as zkfake's. It reports false, having stopped
+// there, at an op code no multi holds or at a read among writes (or a write
+// among reads): a record the server cannot build. A read's watch flag is
+// read and dropped, as the server drops it.
+func decodeOps(r *jute.Reader) (ops []any, ok bool) {
+	reads, writes := 0, 0
+	for r.Err() == nil {
+		typ, done := r.Int32(), r.Bool()
+		r.Int32() // err, unused in requests
+		if done || r.Err() != nil {
 			break
 		}
 		switch typ {
-		case opCreate, opCreate2, opCreateContainer:
-			op := &zk.CreateRequest{Path: r.string(), Data: r.buffer(), Acl: r.acls(), Flags: r.int32()}
-			if typ == opCreateContainer {
+		case jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer:
+			op := &zk.CreateRequest{Path: r.String(), Data: r.Buffer(), Acl: r.ACLs(), Flags: r.Int32()}
+			if typ == jute.OpCreateContainer {
 				op.Flags = zk.FlagContainer
 			}
 			ops = append(ops, op)
-		case opDelete:
-			ops = append(ops, &zk.DeleteRequest{Path: r.string(), Version: r.int32()})
-		case opSetData:
-			ops = append(ops, &zk.SetDataRequest{Path: r.string(), Data: r.buffer(), Version: r.int32()})
-		case opCheck:
-			ops = append(ops, &zk.CheckVersionRequest{Path: r.string(), Version: r.int32()})
+		case jute.OpCreateTTL:
+			ops = append(ops, &zk.CreateTTLRequest{Path: r.String(), Data: r.Buffer(), Acl: r.ACLs(), Flags: r.Int32(), Ttl: r.Int64()})
+		case jute.OpDelete:
+			ops = append(ops, &zk.DeleteRequest{Path: r.String(), Version: r.Int32()})
+		case jute.OpSetData:
+			ops = append(ops, &zk.SetDataRequest{Path: r.String(), Data: r.Buffer(), Version: r.Int32()})
+		case jute.OpCheck:
+			ops = append(ops, &zk.CheckVersionRequest{Path: r.String(), Version: r.Int32()})
+		case jute.OpGetData:
+			ops = append(ops, &zkfake.GetDataRequest{Path: r.String()})
+			r.Bool()
+		case jute.OpGetChildren:
+			ops = append(ops, &zkfake.GetChildrenRequest{Path: r.String()})
+			r.Bool()
 		default:
-			// The server cannot deserialize an op it does not know.
-			r.err = errShortRecord
+			return ops, false
+		}
+		if typ == jute.OpGetData || typ == jute.OpGetChildren {
+			reads++
+		} else {
+			writes++
+		}
+		if reads > 0 && writes > 0 {
+			return ops, false
 		}
 	}
-	return ops
+	return ops, true
 }
 
 // connectRequest is the first frame a client sends.
@@ -265,19 +272,19 @@ type connectRequest struct {
 }
 
 func decodeConnect(frame []byte) (*connectRequest, error) {
-	r := &reader{buf: frame}
+	r := jute.NewReader(frame)
 	c := &connectRequest{
-		protocolVersion: r.int32(),
-		lastZxidSeen:    r.int64(),
-		timeout:         r.int32(),
-		sessionID:       r.int64(),
-		passwd:          r.buffer(),
+		protocolVersion: r.Int32(),
+		lastZxidSeen:    r.Int64(),
+		timeout:         r.Int32(),
+		sessionID:       r.Int64(),
+		passwd:          r.Buffer(),
 	}
-	if r.err == nil && len(r.buf) > 0 {
-		c.readOnly, c.hasReadOnly = r.bool(), true
+	if r.Err() == nil && r.Len() > 0 {
+		c.readOnly, c.hasReadOnly = r.Bool(), true
 	}
-	if r.err != nil {
-		return nil, r.err
+	if r.Err() != nil {
+		return nil, r.Err()
 	}
 	return c, nil
 }
@@ -285,22 +292,22 @@ func decodeConnect(frame []byte) (*connectRequest, error) {
 // encodeConnectResponse answers a connect request. The trailing readOnly
 // flag goes only to a client that sent one, as the real server does.
 func encodeConnectResponse(timeout int32, sessionID int64, passwd []byte, withReadOnly bool) []byte {
-	w := &writer{}
-	w.int32(0)
-	w.int32(timeout)
-	w.int64(sessionID)
-	w.buffer(passwd)
+	w := &jute.Writer{}
+	w.Int32(0)
+	w.Int32(timeout)
+	w.Int64(sessionID)
+	w.Buffer(passwd)
 	if withReadOnly {
-		w.bool(false)
+		w.Bool(false)
 	}
-	return w.buf
+	return w.Bytes()
 }
 
 // replyHeader starts a reply frame's body.
-func replyHeader(xid int32, zxid int64, code int32) *writer {
-	w := &writer{}
-	w.int32(xid)
-	w.int64(zxid)
-	w.int32(code)
+func replyHeader(xid int32, zxid int64, code int32) *jute.Writer {
+	w := &jute.Writer{}
+	w.Int32(xid)
+	w.Int64(zxid)
+	w.Int32(code)
 	return w
 }

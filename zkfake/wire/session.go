@@ -1,12 +1,13 @@
 package wire
 
 import (
-	"time"
-
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zksim/zksim/zkfake"
+	"github.com/zksim/zksim/zkfake/jute"
 )
 
 // watchKind is the kind of watch a client can hold on a path.
@@ -16,6 +17,8 @@ const (
 	watchData watchKind = iota + 1
 	watchExist
 	watchChild
+	watchPersistent
+	watchPersistentRecursive
 )
 
 type watchKey struct {
@@ -49,14 +52,23 @@ func (s *session) onEvent(ev zk.Event) {
 	case zk.EventNodeCreated, zk.EventNodeDeleted, zk.EventNodeDataChanged, zk.EventNodeChildrenChanged:
 		s.mu.Lock()
 		defer s.mu.Unlock()
+		oneShot := false
 		for _, k := range firedKinds(ev.Type) {
-			delete(s.registered, watchKey{ev.Path, k})
+			key := watchKey{ev.Path, k}
+			oneShot = oneShot || s.registered[key]
+			delete(s.registered, key)
 		}
 		body := notification(ev.Type, ev.Path)
-		if s.cc != nil {
+		switch {
+		case s.cc != nil:
 			s.cc.send(body)
-		} else {
+		case oneShot || !s.persistentCovers(ev.Path):
 			s.pending = append(s.pending, body)
+		default:
+			// Only a persistent watch asked for it, and the client is
+			// away: the real server, which dropped the watch with the
+			// connection and has it back from setWatches2, tells the
+			// client nothing of what changed meanwhile.
 		}
 	case zk.EventSession:
 		if ev.State == zk.StateExpired {
@@ -86,11 +98,11 @@ func firedKinds(t zk.EventType) []watchKind {
 // notification encodes a watch event as the server sends it: xid -1 and a
 // WatcherEvent {type, state SyncConnected, path}.
 func notification(t zk.EventType, path string) []byte {
-	w := replyHeader(xidNotification, -1, codeOK)
-	w.int32(int32(t))
-	w.int32(int32(zk.StateSyncConnected))
-	w.string(path)
-	return w.buf
+	w := replyHeader(jute.XidNotification, -1, jute.CodeOK)
+	w.Int32(int32(t))
+	w.Int32(int32(zk.StateSyncConnected))
+	w.String(path)
+	return w.Bytes()
 }
 
 // attach makes cc the session's connection, dropping the one it had, answers
@@ -188,6 +200,51 @@ func (s *session) register(path string, kind watchKind) {
 	s.mu.Lock()
 	s.registered[watchKey{path, kind}] = true
 	s.mu.Unlock()
+}
+
+// unregister forgets the watches a removeWatches of the watcher type took
+// from the fake. Removing one table's watches takes half of a persistent
+// watch; the client still holds the whole, so the wire no longer counts it
+// as held and sets it again, whole, if the client re-arms it.
+func (s *session) unregister(path string, typ int32) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	kinds := []watchKind{watchPersistent, watchPersistentRecursive}
+	if typ == jute.WatcherData || typ == jute.WatcherAny {
+		kinds = append(kinds, watchData, watchExist)
+	}
+	if typ == jute.WatcherChildren || typ == jute.WatcherAny {
+		kinds = append(kinds, watchChild)
+	}
+	for _, k := range kinds {
+		delete(s.registered, watchKey{path, k})
+	}
+}
+
+// persistentCovers reports whether one of the session's persistent watches
+// may have fired for a change at path: a persistent watch on it or a
+// recursive one on it or an ancestor. Called with s.mu held.
+func (s *session) persistentCovers(path string) bool {
+	if s.registered[watchKey{path, watchPersistent}] {
+		return true
+	}
+	for p := path; ; p = parentOf(p) {
+		if s.registered[watchKey{p, watchPersistentRecursive}] {
+			return true
+		}
+		if p == "/" || !strings.HasPrefix(p, "/") {
+			return false
+		}
+	}
+}
+
+// parentOf returns the parent of an absolute path, "/" for "/" itself.
+func parentOf(path string) string {
+	i := strings.LastIndexByte(path, '/')
+	if i <= 0 {
+		return "/"
+	}
+	return path[:i]
 }
 
 func (s *session) holds(path string, kind watchKind) bool {

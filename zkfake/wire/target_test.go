@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"sync"
 	"testing"
 	"time"
@@ -78,8 +79,12 @@ func (e *servedEnv) cut(conn zktest.Conn, f func(cutter)) error {
 }
 
 // The environments of the served fake can partition and expire sessions,
-// as the suite's other targets can.
-var _ zktest.Faults = (*servedEnv)(nil)
+// as the suite's other targets can, and be dialled for the raw protocol.
+var (
+	_ zktest.Faults    = (*servedEnv)(nil)
+	_ zktest.RawDialer = (*wireEnv)(nil)
+	_ zktest.RawDialer = (*pipeEnv)(nil)
+)
 
 // Partition cuts the session's way to the server until Heal.
 func (e *servedEnv) Partition(conn zktest.Conn) error { return e.cut(conn, cutter.partition) }
@@ -145,6 +150,12 @@ func (e *wireEnv) dialAddr(t testing.TB, addr string, timeout time.Duration) (*z
 	}
 }
 
+// DialRaw connects to the listener directly, for scenarios that speak the
+// protocol themselves.
+func (e *wireEnv) DialRaw() (net.Conn, error) {
+	return net.DialTimeout("tcp", e.l.Addr().String(), 5*time.Second)
+}
+
 // Connect connects through a proxy of the session's own, which Partition
 // and Heal act on.
 func (e *wireEnv) Connect(t testing.TB, timeout time.Duration) (zktest.Conn, <-chan zk.Event) {
@@ -162,5 +173,6 @@ func (e *wireEnv) Connect(t testing.TB, timeout time.Duration) (zktest.Conn, <-c
 // (TestConformanceInVirtualTime); this keeps the TCP path in the loop
 // without sleeping through the timing scenarios on the wall clock.
 func TestConformanceOverTCP(t *testing.T) {
-	zktest.RunNamed(t, wireTarget{}, "tree", "stat", "sequence", "errors", "multi", "acl")
+	zktest.RunNamed(t, wireTarget{}, "tree", "stat", "sequence", "errors", "multi", "acl",
+		"ops/create2", "ops/get-ephemerals", "ops/get-all-children-number", "ops/whoami", "ops/check-watches", "persistent/bad-mode")
 }

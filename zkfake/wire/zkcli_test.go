@@ -14,7 +14,10 @@ const zkCli = "/usr/share/zookeeper/bin/zkCli.sh"
 
 // TestZkCli drives Debian's zkCli.sh (the Java client) through a scripted
 // session against the served fake and checks what it prints, which is what
-// it prints against a real 3.8 server.
+// it prints against a real 3.8 server (the same script run against a
+// 3-node ensemble), ZooKeeper 3.8's commands go-zookeeper has no call for
+// (addWatch, removewatches, getEphemerals, getAllChildrenNumber, whoami)
+// included.
 func TestZkCli(t *testing.T) {
 	if _, err := os.Stat(zkCli); err != nil {
 		t.Skipf("%s not installed", zkCli)
@@ -31,6 +34,26 @@ func TestZkCli(t *testing.T) {
 		"delete /cli/child",
 		"delete /cli",
 		"ls /",
+		// ZooKeeper 3.8's requests go-zookeeper cannot send.
+		"create /ops hello",
+		"addWatch /ops", // recursive, zkCli's default
+		"addWatch -m PERSISTENT /ops/p",
+		"create /ops/a x",
+		"set /ops/a y",
+		"create /ops/p",
+		"create /ops/p/k",
+		"create -e /ops/e",
+		"getEphemerals",
+		"getEphemerals /ops/a",
+		"getAllChildrenNumber /ops",
+		"getAllChildrenNumber /ops/none",
+		"whoami",
+		"addauth digest bob:pw",
+		"whoami",
+		"removewatches /ops",
+		"removewatches /ops -d",
+		"set /ops/a z",
+		"deleteall /ops",
 		"get /cli",
 		"quit",
 	}, "\n") + "\n"
@@ -70,6 +93,23 @@ func TestZkCli(t *testing.T) {
 		"dataLength = 5",
 		"numChildren = 1",
 		"[zookeeper]",
+		"Created /ops",
+		"Created /ops/a",
+		"Created /ops/p",
+		"Created /ops/p/k",
+		"Created /ops/e",
+		"[/ops/e]",
+		"[]",
+		"4",
+		"Node does not exist: /ops/none",
+		"Auth scheme: User",
+		"ip: 127.0.0.1",
+		"Auth scheme: User",
+		"digest: bob",
+		"ip: 127.0.0.1",
+		// The second removal finds nothing left: the client says so
+		// itself; the first ended the watch with PersistentWatchRemoved.
+		"KeeperErrorCode = No such watcher for /ops",
 		"Node does not exist: /cli",
 		"WatchedEvent state:Closed type:None path:null",
 	}
@@ -82,5 +122,25 @@ func TestZkCli(t *testing.T) {
 	}
 	if i < len(want) {
 		t.Fatalf("zkCli output lacks %q (after %d expected lines):\n%s", want[i], i, out.String())
+	}
+	// The watch events, each as many times as against a real server: the
+	// recursive watch on /ops until its removal (the last set fires
+	// nothing), the persistent one on /ops/p until its node goes.
+	for event, n := range map[string]int{
+		"type:NodeCreated path:/ops/a":          1,
+		"type:NodeDataChanged path:/ops/a":      1,
+		"type:NodeCreated path:/ops/p":          1,
+		"type:NodeCreated path:/ops/p/k":        1,
+		"type:NodeChildrenChanged path:/ops/p":  2,
+		"type:NodeCreated path:/ops/e":          1,
+		"type:PersistentWatchRemoved path:/ops": 1,
+		"type:NodeDeleted path:/ops/p":          1,
+		"type:NodeDeleted path:/ops/a":          0,
+		"type:NodeChildrenChanged path:/ops":    0,
+	} {
+		line := "WatchedEvent state:SyncConnected " + event
+		if got := strings.Count(out.String(), line+"\n"); got != n {
+			t.Errorf("zkCli printed %q %d times, want %d:\n%s", line, got, n, out.String())
+		}
 	}
 }

@@ -20,7 +20,14 @@
 //
 // Scenarios that need session faults or ensemble members run only when the
 // Env implements Expirer, Partitioner, Ticker, Members, Reconnector or
-// ReplyLoser, and skip otherwise.
+// ReplyLoser, and skip otherwise. The "ops" and "persistent" scenarios
+// check ZooKeeper 3.8's requests that go-zookeeper cannot send (create2,
+// getEphemerals, getAllChildrenNumber, whoAmI, multiRead, checkWatches,
+// removeWatches, addWatch): they speak the protocol themselves, with the
+// codec of package zkfake/jute, on a connection from an Env that
+// implements RawDialer, and skip on one that does not (the in-process
+// fake, whose Conn answers them through extra methods tested in package
+// zkfake).
 //
 // The scenarios:
 //
@@ -51,6 +58,19 @@
 //   - multi/sees-own-ops: later ops see earlier ops of the same multi
 //   - multi/success: a successful multi's per-op results, all at one zxid
 //   - multi/unknown-op: go-zookeeper rejects an op type it cannot encode
+//   - ops/check-watches: checkWatches finds a watch of any session on the path, none under a recursive one; bad types are MarshallingError
+//   - ops/create2: create2 answers with the path and the new node's stat from the same transaction; bad flags and paths are BadArguments
+//   - ops/get-all-children-number: getAllChildrenNumber counts the nodes below a path at every depth; NoNode, NoAuth; "" is the root counted with itself
+//   - ops/get-ephemerals: getEphemerals lists the session's own ephemerals under a plain string prefix; blanks or / alone mean all
+//   - ops/multi-read: multiRead answers each getData and getChildren on its own, sets no watch, and refuses writes with MarshallingError
+//   - ops/remove-watches: removeWatches removes only the session's own watches of a type, sends no event, NoWatcher when there is none
+//   - ops/whoami: whoAmI lists the session's ip and digest identities, in the order of the server's hash set
+//   - persistent/bad-mode: addWatch with an unknown mode is MarshallingError and takes any path, which checkWatches cannot always walk
+//   - persistent/node: a persistent watch fires every change of its node, children changed included, and survives the node's deletion
+//   - persistent/reconnect: setWatches2 re-arms persistent watches without firing what changed while the client was away
+//   - persistent/recursive: a recursive watch fires for its node and every descendant, own writes included, never NodeChildrenChanged
+//   - persistent/remove-half: removing a persistent watch's data or child half leaves the other half firing
+//   - persistent/shared-entry: a one-shot and a persistent watch of a session on a path share one entry per table: the last set decides
 //   - sequence/cversion-formula: reported Cversion is 2*creates - NumChildren
 //   - sequence/deletes-do-not-advance: deleting children moves Cversion but not the next sequence number
 //   - sequence/ephemeral-sequential: ephemeral sequential and protected ephemeral sequential names

@@ -31,6 +31,8 @@ func Scenarios() []Scenario {
 		aclScenarios,
 		watchScenarios,
 		sessionScenarios,
+		opsScenarios,
+		persistentScenarios,
 	} {
 		all = append(all, group...)
 	}

@@ -100,6 +100,7 @@ var (
 	_ zktest.Ticker      = (*Env)(nil)
 	_ zktest.Reconnector = (*Env)(nil)
 	_ zktest.ReplyLoser  = (*Env)(nil)
+	_ zktest.RawDialer   = (*Env)(nil)
 )
 
 func newEnv(t *testing.T, tg *target) *Env {
@@ -199,6 +200,14 @@ func (e *Env) Base() string { return e.base }
 
 // Real reports true: this is a real ensemble.
 func (e *Env) Real() bool { return true }
+
+// DialRaw connects to the home member directly, past the proxy, for a
+// scenario that speaks the protocol itself: it sees what the Env's other
+// sessions wrote through the same member. Such a connection cannot be
+// partitioned.
+func (e *Env) DialRaw() (net.Conn, error) {
+	return net.DialTimeout("tcp", e.target.servers[e.home], sessionWait)
+}
 
 // Members returns how many servers the Env knows, the bound for ConnectTo's
 // member argument.
