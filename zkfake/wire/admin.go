@@ -23,12 +23,13 @@ import (
 //	POST /sessions/{id}/drop             its connection drops; the client reconnects with its session
 //	POST /sessions/{id}/partition        its connection drops and reconnects are refused until heal
 //	POST /sessions/{id}/heal             ends the partition
-//	POST /lose-reply                     {"op", "path_prefix", "session", "nth", "applied"}: zkfake.ReplyLoss
+//	POST /lose-reply                     {"op", "path_prefix", "session", "nth", "applied"}: zkfake.ReplyLoss;
+//	                                     nth defaults to 1 (the next match), applied to true; 0 loses every match until reset
 //	POST /members/{i}/stop, /start       stops or starts an ensemble member (zkfake.WithEnsemble)
 //	POST /clock/advance?by=5s            moves a manual clock (zkfake.WithManualClock) forward
 //	GET  /tree                           every znode: path, data (base64), stat, ACL
 //	GET  /log                            the event log
-//	POST /reset                          ends every session and empties the tree
+//	POST /reset                          ends every session, empties the tree, starts every member, drops the losses
 //
 // Session ids are written as in ZooKeeper's logs, 0x-prefixed hex; decimal
 // is accepted too.
@@ -59,8 +60,8 @@ func (l *Listener) Admin() http.Handler {
 			Op         string `json:"op"`
 			PathPrefix string `json:"path_prefix"`
 			Session    string `json:"session"`
-			Nth        int    `json:"nth"`
-			Applied    bool   `json:"applied"`
+			Nth        *int   `json:"nth"`
+			Applied    *bool  `json:"applied"`
 		}
 		if err := json.NewDecoder(r.Body).Decode(&rule); err != nil {
 			reply(w, nil, badRequest{err})
@@ -74,8 +75,17 @@ func (l *Listener) Admin() http.Handler {
 				return
 			}
 		}
-		l.srv.LoseReplies(zkfake.ReplyLoss{Op: rule.Op, PathPrefix: rule.PathPrefix, SessionID: id, Nth: rule.Nth, Applied: rule.Applied})
-		reply(w, rule, nil)
+		// By default the next matching reply is lost, after the server
+		// applied the request: a write whose outcome the client cannot know.
+		loss := zkfake.ReplyLoss{Op: rule.Op, PathPrefix: rule.PathPrefix, SessionID: id, Nth: 1, Applied: true}
+		if rule.Nth != nil {
+			loss.Nth = *rule.Nth
+		}
+		if rule.Applied != nil {
+			loss.Applied = *rule.Applied
+		}
+		l.srv.LoseReplies(loss)
+		reply(w, map[string]any{"op": loss.Op, "path_prefix": loss.PathPrefix, "session": fmt.Sprintf("%#x", id), "nth": loss.Nth, "applied": loss.Applied}, nil)
 	})
 	member := func(do func(int)) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
@@ -104,7 +114,10 @@ func (l *Listener) Admin() http.Handler {
 	})
 	mux.HandleFunc("GET /tree", func(w http.ResponseWriter, r *http.Request) { reply(w, znodeInfos(l.srv.Znodes()), nil) })
 	mux.HandleFunc("GET /log", func(w http.ResponseWriter, r *http.Request) { reply(w, recordInfos(l.srv.Log()), nil) })
-	mux.HandleFunc("POST /reset", func(w http.ResponseWriter, r *http.Request) { reply(w, map[string]bool{"reset": true}, l.Reset()) })
+	mux.HandleFunc("POST /reset", func(w http.ResponseWriter, r *http.Request) {
+		l.Reset()
+		reply(w, map[string]bool{"reset": true}, nil)
+	})
 	return mux
 }
 

@@ -176,3 +176,73 @@ func TestAdminClockNeedsManualClock(t *testing.T) {
 		call(t, h, "POST", "/clock/advance?by=1s", "", http.StatusBadRequest, nil)
 	})
 }
+
+// TestPipeDropIsAConnectionLoss: a call that meets a connection the server
+// just dropped fails as over TCP, with a connection loss, never with the
+// pipe's own error.
+func TestPipeDropIsAConnectionLoss(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := zkfake.NewServer(zkfake.WithTickTime(testTick))
+		defer srv.Close()
+		pipe := wire.ServePipe(srv)
+		defer pipe.Close()
+		c, events, err := pipe.Connect(4 * time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		awaitState(t, events, zk.StateHasSession)
+		for range 20 {
+			if err := pipe.Drop(c.SessionID()); err != nil {
+				t.Fatal(err)
+			}
+			_, _, err := c.Get("/")
+			if err != nil && !errors.Is(err, zk.ErrConnectionClosed) && !errors.Is(err, zk.ErrNoServer) {
+				t.Fatalf("Get after a drop: %v, want nil or a connection loss", err)
+			}
+			awaitState(t, events, zk.StateHasSession)
+		}
+	})
+}
+
+// TestAdminLoseReplyDefaults: a rule with no nth loses the next matching
+// reply only, after the write was applied; reset removes what is left of
+// a rule and a tree whatever its ACLs.
+func TestAdminLoseReplyDefaults(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, events, h := admin(t)
+		call(t, h, "POST", "/lose-reply", `{"op": "create"}`, http.StatusOK, nil)
+		if _, err := c.Create("/ghost", nil, 0, zk.WorldACL(zk.PermAll)); !errors.Is(err, zk.ErrConnectionClosed) {
+			t.Fatalf("first create: %v, want %v", err, zk.ErrConnectionClosed)
+		}
+		awaitState(t, events, zk.StateHasSession)
+		if ok, _, err := c.Exists("/ghost"); err != nil || !ok {
+			t.Fatalf("Exists(/ghost) = %v, %v: the lost reply's write should be applied", ok, err)
+		}
+		if _, err := c.Create("/next", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatalf("second create: %v, want its reply (nth defaults to 1)", err)
+		}
+		if err := c.AddAuth("digest", []byte("alice:secret")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Create("/next/mine", nil, 0, zk.AuthACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+		call(t, h, "POST", "/lose-reply", `{"op": "delete", "nth": 0}`, http.StatusOK, nil)
+		call(t, h, "POST", "/reset", "", http.StatusOK, nil)
+		awaitState(t, events, zk.StateExpired)
+		var tree []struct {
+			Path string `json:"path"`
+		}
+		call(t, h, "GET", "/tree", "", http.StatusOK, &tree)
+		if strings.Contains(fmt.Sprint(tree), "/next") {
+			t.Fatalf("tree after reset %v", tree)
+		}
+		if _, err := c.Create("/x", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Delete("/x", -1); err != nil {
+			t.Fatalf("delete after reset: %v, want no loss rule left", err)
+		}
+	})
+}

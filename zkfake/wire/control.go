@@ -2,9 +2,6 @@ package wire
 
 import (
 	"fmt"
-	"slices"
-	"strings"
-	"time"
 )
 
 // The Listener's own faults: what happens between a client and the
@@ -33,13 +30,27 @@ func (l *Listener) Drop(sessionID int64) error {
 // as if no server answered. The session expires if Heal does not come
 // within its timeout, as on a real server.
 func (l *Listener) Partition(sessionID int64) error {
-	if _, err := l.session(sessionID); err != nil {
+	s, err := l.session(sessionID)
+	if err != nil {
 		return err
+	}
+	// The flag is set before the session's connection is read under its
+	// lock, where attach checks it: a client reconnecting meanwhile is
+	// either refused or dropped here.
+	s.mu.Lock()
+	if s.dead {
+		s.mu.Unlock()
+		return notFound{fmt.Errorf("no session %#x on this listener", sessionID)}
 	}
 	l.mu.Lock()
 	l.partitioned[sessionID] = true
 	l.mu.Unlock()
-	return l.Drop(sessionID)
+	cc := s.cc
+	s.mu.Unlock()
+	if cc != nil {
+		cc.close()
+	}
+	return nil
 }
 
 // Heal ends the session's partition; its client gets through at its next
@@ -73,31 +84,15 @@ func (l *Listener) session(id int64) (*session, error) {
 
 // Reset ends every session the listener serves (their clients see their
 // connection close, then learn at their reconnect that the session has
-// expired), ends the partitions, and deletes every znode but / and
-// /zookeeper's: the tree a fresh server starts with, for the next test.
-// Zxids go on from where they were.
-func (l *Listener) Reset() error {
+// expired), ends the partitions, and resets the fake server
+// (zkfake.Server.Reset): a fresh tree whatever its ACLs, every member up,
+// no reply losses. Zxids go on from where they were.
+func (l *Listener) Reset() {
 	for _, s := range l.liveSessions() {
 		s.end(true)
 	}
 	l.mu.Lock()
 	clear(l.partitioned)
 	l.mu.Unlock()
-	conn, _, err := l.srv.Connect(10 * time.Second)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	nodes := l.srv.Znodes()
-	// Deepest first: Znodes is sorted by path, so a node's children come
-	// after it.
-	for _, n := range slices.Backward(nodes) {
-		if n.Path == "/" || n.Path == "/zookeeper" || strings.HasPrefix(n.Path, "/zookeeper/") {
-			continue
-		}
-		if err := conn.Delete(n.Path, -1); err != nil {
-			return fmt.Errorf("reset: deleting %s: %w", n.Path, err)
-		}
-	}
-	return nil
+	l.srv.Reset()
 }

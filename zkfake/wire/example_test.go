@@ -78,6 +78,13 @@ func ExampleServePipe() {
 
 	bobHolds := make(chan error)
 	go func() { bobHolds <- zk.NewLock(bob, "/orders", zk.WorldACL(zk.PermAll)).Lock() }()
+	// Bob queues behind alice: his node is the second under /orders.
+	for {
+		if children, _, _ := alice.Children("/orders"); len(children) == 2 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
 	srv.Expire(alice.SessionID())
 	if err := <-bobHolds; err != nil {
 		log.Fatal(err)

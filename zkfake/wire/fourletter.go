@@ -31,14 +31,15 @@ var fourLetterWords = []string{
 const defaultTraceMask = 306
 
 // WithFourLetterWords sets the whitelist of four-letter words, as
-// ZooKeeper's 4lw.commands.whitelist does ("*" for all of them). A known
-// word off the list is answered "<word> is not executed because it is not
-// in the whitelist." and the connection closed. ZooKeeper 3.8's default is
-// srvr alone; the fake's is every word, as the ensemble of make
-// test-ensemble runs, since a test server is asked for them (kazoo's
-// server_version asks envi).
+// ZooKeeper's 4lw.commands.whitelist does ("*" for all of them); srvr is
+// always on it, as on the server, so WithFourLetterWords() allows srvr
+// alone. A known word off the list is answered "<word> is not executed
+// because it is not in the whitelist." and the connection closed.
+// ZooKeeper 3.8's default is srvr alone; the fake's, without this option,
+// is every word, as the ensemble of make test-ensemble runs, since a test
+// server is asked for them (kazoo's server_version asks envi).
 func WithFourLetterWords(words ...string) Option {
-	return func(c *config) { c.fourLetterWords = slices.Clone(words) }
+	return func(c *config) { c.fourLetterWords = append([]string{"srvr"}, words...) }
 }
 
 func isFourLetterWord(w string) bool { return slices.Contains(fourLetterWords, w) }

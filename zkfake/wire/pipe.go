@@ -1,8 +1,11 @@
 package wire
 
 import (
+	"errors"
+	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -45,7 +48,7 @@ func (p *Pipe) Dial(network, address string, timeout time.Duration) (net.Conn, e
 	client, server := net.Pipe()
 	select {
 	case p.ln.conns <- server:
-		return client, nil
+		return &pipeClient{Conn: client}, nil
 	case <-p.ln.done:
 		return nil, net.ErrClosed
 	}
@@ -102,20 +105,41 @@ type pipeAddr struct{}
 func (pipeAddr) Network() string { return "pipe" }
 func (pipeAddr) String() string  { return PipeAddress }
 
-// pipeHost is a zk.HostProvider of the one pipe address.
+// pipeClient is the client's end of a pipe. Once the server has closed its
+// end, a write on a pipe fails at once with io.ErrClosedPipe, which
+// go-zookeeper hands to the caller as it is; over TCP the bytes go into the
+// socket's buffer and the close shows as EOF on the next read, which
+// go-zookeeper reports as zk.ErrConnectionClosed. So a write after the
+// server's close reports success, and the read that follows EOF.
+type pipeClient struct {
+	net.Conn
+	closed atomic.Bool // closed by the client itself
+}
+
+func (c *pipeClient) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	if errors.Is(err, io.ErrClosedPipe) && !c.closed.Load() {
+		return len(b), nil
+	}
+	return n, err
+}
+
+func (c *pipeClient) Close() error {
+	c.closed.Store(true)
+	return c.Conn.Close()
+}
+
+// pipeHost is a zk.HostProvider of the one pipe address, which behaves as
+// go-zookeeper's own provider does with a one-server list: the first dial
+// goes at once, and once a connection was made every later one is a retry
+// of the whole list, which the client makes after a second's pause.
 type pipeHost struct {
-	tried bool
+	connected bool
 }
 
 func (h *pipeHost) Init(servers []string) error { return nil }
 func (h *pipeHost) Len() int                    { return 1 }
-func (h *pipeHost) Connected()                  { h.tried = false }
+func (h *pipeHost) Connected()                  { h.connected = true }
 
-// Next returns the address; retryStart is true when it is tried again
-// without a connection in between, as go-zookeeper's own provider says of
-// a one-server list (the client then waits a second before it dials).
-func (h *pipeHost) Next() (string, bool) {
-	retry := h.tried
-	h.tried = true
-	return PipeAddress, retry
-}
+// Next returns the address, and whether it starts the list over.
+func (h *pipeHost) Next() (string, bool) { return PipeAddress, h.connected }

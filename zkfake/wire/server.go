@@ -414,28 +414,32 @@ func (l *Listener) handshake(cc *clientConn, creq *connectRequest) *session {
 		// server refuses it so that it moves to another member.
 		return nil
 	}
-	if l.isPartitioned(creq.sessionID) {
-		// Cut off (Partition): as if no server answered.
-		return nil
-	}
 	if creq.sessionID != 0 {
 		l.mu.Lock()
 		s := l.sessions[creq.sessionID]
 		l.mu.Unlock()
-		if s == nil || string(s.passwd) != string(creq.passwd) || !s.attach(cc, creq.hasReadOnly) {
-			cc.sendAndClose(encodeConnectResponse(0, 0, make([]byte, 16), creq.hasReadOnly))
-			<-cc.done
+		err := errEnded
+		if s != nil && string(s.passwd) == string(creq.passwd) {
+			err = s.attach(cc, creq.hasReadOnly)
+		}
+		switch err {
+		case nil:
+			cc.gotSession(s)
+			return s
+		case errPartitioned:
+			// Cut off (Partition): as if no server answered.
 			return nil
 		}
-		cc.gotSession(s)
-		return s
+		cc.sendAndClose(encodeConnectResponse(0, 0, make([]byte, 16), creq.hasReadOnly))
+		<-cc.done
+		return nil
 	}
 	s, err := l.newSession(creq.timeout)
 	if err != nil {
 		return nil
 	}
 	cc.gotSession(s)
-	if !s.attach(cc, creq.hasReadOnly) {
+	if s.attach(cc, creq.hasReadOnly) != nil {
 		return nil
 	}
 	return s

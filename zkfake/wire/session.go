@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"errors"
 	"strings"
 	"sync"
 	"time"
@@ -105,14 +106,27 @@ func notification(t zk.EventType, path string) []byte {
 	return w.Bytes()
 }
 
+// errPartitioned is attach's refusal of a client cut off by Partition.
+var errPartitioned = errors.New("wire: the session is partitioned")
+
+// errEnded is attach's answer for a session that has ended.
+var errEnded = errors.New("wire: the session has ended")
+
 // attach makes cc the session's connection, dropping the one it had, answers
 // the connect request and sends the notifications raised meanwhile. It
-// returns false if the session has ended.
-func (s *session) attach(cc *clientConn, withReadOnly bool) bool {
+// fails with errEnded if the session has ended, and with errPartitioned,
+// answering nothing, while Partition cuts the session off: the check is
+// made under the session's lock, which Partition takes to drop the
+// session's connection, so a partition cannot miss a client reconnecting.
+func (s *session) attach(cc *clientConn, withReadOnly bool) error {
 	s.mu.Lock()
 	if s.dead {
 		s.mu.Unlock()
-		return false
+		return errEnded
+	}
+	if s.l.isPartitioned(s.id) {
+		s.mu.Unlock()
+		return errPartitioned
 	}
 	old := s.cc
 	s.cc = cc
@@ -131,7 +145,7 @@ func (s *session) attach(cc *clientConn, withReadOnly bool) bool {
 	if old != nil && old != cc {
 		old.close()
 	}
-	return true
+	return nil
 }
 
 // detach forgets cc if it is still the session's connection.
@@ -179,6 +193,7 @@ func (s *session) end(expire bool) {
 	}
 	s.l.mu.Lock()
 	delete(s.l.sessions, id)
+	delete(s.l.partitioned, id)
 	s.l.mu.Unlock()
 	if cc != nil {
 		cc.close()

@@ -7,8 +7,9 @@ import (
 )
 
 // Conn is the method set of *zk.Conn (github.com/go-zookeeper/zk v1.0.4)
-// that the suite checks: every request method, the session's id and state,
-// and Close. Signatures and return conventions are those of *zk.Conn
+// that the suite checks: every request method but reconfiguration, the
+// session's id, state and server, and Close (not SetLogger, Reconfig or
+// IncrementalReconfig). Signatures and return conventions are those of *zk.Conn
 // exactly, so a real *zk.Conn, zkfake's *Conn and any wrapper of either
 // (Wrap) satisfy it.
 //

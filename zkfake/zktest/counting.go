@@ -10,7 +10,9 @@ import (
 // and tell when a waiter has parked. Every request method counts as one
 // request; CreateProtectedEphemeralSequential, which may send a listing
 // after a lost reply, counts as one too; SessionID, State, Server and Close
-// count as none.
+// count as none. Make one with NewCountingConn or CountRequests: the
+// counting is in the wrapped Conn they set, so a CountingConn written as a
+// struct literal counts nothing.
 type CountingConn struct {
 	// Conn is the connection counted, wrapped (see Wrap).
 	Conn
