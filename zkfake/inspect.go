@@ -10,20 +10,11 @@ import (
 // node's data length, versions and ephemeral owner: a quick look for a
 // failing test.
 func (s *Server) Dump() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	paths := make([]string, 0, len(s.st.tree.nodes))
-	for p := range s.st.tree.nodes {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
 	var b strings.Builder
-	for _, p := range paths {
-		n := s.st.tree.nodes[p]
-		st := n.stat()
-		fmt.Fprintf(&b, "%s data=%q version=%d cversion=%d", p, n.data, st.Version, st.Cversion)
-		if st.EphemeralOwner != 0 {
-			fmt.Fprintf(&b, " owner=%#x", st.EphemeralOwner)
+	for _, n := range s.Znodes() {
+		fmt.Fprintf(&b, "%s data=%q version=%d cversion=%d", n.Path, n.Data, n.Stat.Version, n.Stat.Cversion)
+		if n.Stat.EphemeralOwner != 0 {
+			fmt.Fprintf(&b, " owner=%#x", n.Stat.EphemeralOwner)
 		}
 		b.WriteByte('\n')
 	}

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
-	"time"
 )
 
 // kazooScript is a kazoo test of its own against the served fake: the
@@ -55,27 +53,10 @@ func TestKazooAgainstTheServedFake(t *testing.T) {
 	if py == "" {
 		t.Skip("no Python with kazoo (apt-get install python3-kazoo)")
 	}
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	stop := make(chan os.Signal, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- run(options{addr: "127.0.0.1:0", admin: "127.0.0.1:0", tick: 200 * time.Millisecond, maxConns: 60, members: 1}, w, stop)
-		w.Close()
-	}()
-	lines := bufio.NewReader(r)
-	zkAddr, _ := lines.ReadString('\n')
-	admin, _ := lines.ReadString('\n')
+	addr, admin := start(t, options{admin: "127.0.0.1:0"})
 	cmd := exec.Command(py, "-c", kazooScript)
-	cmd.Env = append(os.Environ(), "ZK="+strings.TrimSpace(zkAddr), "ADMIN="+strings.TrimPrefix(strings.TrimSpace(admin), "admin "))
+	cmd.Env = append(os.Environ(), "ZK="+addr, "ADMIN="+admin)
 	out, err := cmd.CombinedOutput()
-	stop <- os.Interrupt
-	if runErr := <-done; runErr != nil {
-		t.Errorf("run: %v", runErr)
-	}
 	if err != nil || !strings.HasSuffix(strings.TrimSpace(string(out)), "ok") {
 		t.Fatalf("kazoo: %v\n%s", err, out)
 	}

@@ -13,28 +13,56 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// TestServesOnThePrintedAddress runs the command's body on a free port,
-// reads the address it prints, and uses it with go-zookeeper's client.
-func TestServesOnThePrintedAddress(t *testing.T) {
+// start runs the command's body with o on free ports and returns the
+// ZooKeeper address it prints and, with o.admin set, the admin URL of its
+// second line. The command stops, and must end cleanly, when the test
+// ends.
+func start(t *testing.T, o options) (addr, adminURL string) {
+	t.Helper()
+	o.addr, o.tick, o.maxConns, o.members = "127.0.0.1:0", 200*time.Millisecond, 60, 1
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
 	stop := make(chan os.Signal, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- run(options{addr: "127.0.0.1:0", tick: 200 * time.Millisecond, maxConns: 60, members: 1}, w, stop)
+		done <- run(o, w, stop)
 		w.Close()
 	}()
-	line, err := bufio.NewReader(r).ReadString('\n')
+	t.Cleanup(func() {
+		stop <- os.Interrupt
+		if err := <-done; err != nil {
+			t.Errorf("run: %v", err)
+		}
+		r.Close()
+	})
+	lines := bufio.NewReader(r)
+	line, err := lines.ReadString('\n')
 	if err != nil {
 		t.Fatalf("reading the address: %v", err)
 	}
-	addr := strings.TrimSpace(line)
+	addr = strings.TrimSpace(line)
 	if !strings.HasPrefix(addr, "127.0.0.1:") {
 		t.Fatalf("printed %q, want a 127.0.0.1 address", addr)
 	}
+	if o.admin == "" {
+		return addr, ""
+	}
+	if line, err = lines.ReadString('\n'); err != nil {
+		t.Fatalf("reading the admin address: %v", err)
+	}
+	adminURL, ok := strings.CutPrefix(strings.TrimSpace(line), "admin ")
+	if !ok || !strings.HasPrefix(adminURL, "http://127.0.0.1:") {
+		t.Fatalf("second line %q, want admin http://127.0.0.1:...", line)
+	}
+	return addr, adminURL
+}
+
+// TestServesOnThePrintedAddress uses the address the command prints with
+// go-zookeeper's client.
+func TestServesOnThePrintedAddress(t *testing.T) {
+	addr, _ := start(t, options{})
 	conn, _, err := zk.Connect([]string{addr}, 4*time.Second, zk.WithLogger(log.New(io.Discard, "", 0)))
 	if err != nil {
 		t.Fatal(err)
@@ -46,38 +74,12 @@ func TestServesOnThePrintedAddress(t *testing.T) {
 	if ok, _, err := conn.Exists("/x"); err != nil || !ok {
 		t.Fatalf("Exists(/x) = %v, %v", ok, err)
 	}
-	stop <- os.Interrupt
-	if err := <-done; err != nil {
-		t.Fatalf("run: %v", err)
-	}
 }
 
 // TestAdminOnThePrintedAddress: with -admin the second line names the
 // admin interface, which lists the sessions.
 func TestAdminOnThePrintedAddress(t *testing.T) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	stop := make(chan os.Signal, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- run(options{addr: "127.0.0.1:0", admin: "127.0.0.1:0", tick: 200 * time.Millisecond, maxConns: 60, members: 1}, w, stop)
-		w.Close()
-	}()
-	lines := bufio.NewReader(r)
-	if _, err := lines.ReadString('\n'); err != nil {
-		t.Fatal(err)
-	}
-	line, err := lines.ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
-	url, ok := strings.CutPrefix(strings.TrimSpace(line), "admin ")
-	if !ok || !strings.HasPrefix(url, "http://127.0.0.1:") {
-		t.Fatalf("second line %q, want admin http://127.0.0.1:...", line)
-	}
+	_, url := start(t, options{admin: "127.0.0.1:0"})
 	resp, err := http.Get(url + "/sessions")
 	if err != nil {
 		t.Fatal(err)
@@ -86,10 +88,6 @@ func TestAdminOnThePrintedAddress(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || strings.TrimSpace(string(body)) != "[]" {
 		t.Fatalf("GET /sessions: %d %s, want 200 and []", resp.StatusCode, body)
-	}
-	stop <- os.Interrupt
-	if err := <-done; err != nil {
-		t.Fatalf("run: %v", err)
 	}
 }
 
