@@ -28,7 +28,8 @@ func (l *Listener) Drop(sessionID int64) error {
 // Partition cuts the session's client off: its connection drops and its
 // attempts to reconnect with the session are closed unanswered until Heal,
 // as if no server answered. The session expires if Heal does not come
-// within its timeout, as on a real server.
+// within its timeout, as on a real server, and the client learns of it
+// once healed.
 func (l *Listener) Partition(sessionID int64) error {
 	s, err := l.session(sessionID)
 	if err != nil {

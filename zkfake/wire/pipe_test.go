@@ -1,9 +1,7 @@
 package wire_test
 
 import (
-	"errors"
 	"net"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -41,48 +39,16 @@ func (pipeTarget) Run(t *testing.T, name string, body func(t *testing.T, env zkt
 	})
 }
 
-// pipeLink is one client's way to the server; Partition cuts its
-// connection and refuses new ones until Heal.
-type pipeLink struct {
-	pipe *wire.Pipe
-	mu   sync.Mutex
-	cut  bool
-	conn net.Conn
-}
-
-var errRefused = errors.New("connection refused (partitioned)")
-
-func (p *pipeLink) dial(network, addr string, timeout time.Duration) (net.Conn, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.cut {
-		return nil, errRefused
-	}
-	c, err := p.pipe.Dial(network, addr, timeout)
-	p.conn = c
-	return c, err
-}
-
-func (p *pipeLink) partition() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.cut = true
-	if p.conn != nil {
-		p.conn.Close()
-	}
-}
-
-func (p *pipeLink) heal() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.cut = false
-}
-
 // pipeEnv is a scenario's view of a fake served over pipes.
 type pipeEnv struct {
 	servedEnv
 	pipe *wire.Pipe
 }
+
+// Partition and Heal are the listener's own (Listener.Partition), so that
+// the conformance suite's partition scenarios cover them.
+func (e *pipeEnv) Partition(conn zktest.Conn) error { return e.pipe.Partition(conn.SessionID()) }
+func (e *pipeEnv) Heal(conn zktest.Conn) error      { return e.pipe.Heal(conn.SessionID()) }
 
 // DialRaw hands the server one end of a new pipe, for scenarios that
 // speak the protocol themselves.
@@ -90,8 +56,7 @@ func (e *pipeEnv) DialRaw() (net.Conn, error) { return e.pipe.Dial("pipe", wire.
 
 func (e *pipeEnv) Connect(t testing.TB, timeout time.Duration) (zktest.Conn, <-chan zk.Event) {
 	t.Helper()
-	link := &pipeLink{pipe: e.pipe}
-	c, events, err := zk.Connect([]string{wire.PipeAddress}, timeout, quiet, zk.WithDialer(link.dial), zk.WithHostProvider(e.pipe.HostProvider()))
+	c, events, err := zk.Connect([]string{wire.PipeAddress}, timeout, quiet, zk.WithDialer(e.pipe.Dial), zk.WithHostProvider(e.pipe.HostProvider()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +66,6 @@ func (e *pipeEnv) Connect(t testing.TB, timeout time.Duration) (zktest.Conn, <-c
 		}
 	}
 	t.Cleanup(c.Close)
-	e.remember(c, link)
 	return c, events
 }
 

@@ -422,6 +422,11 @@ func (l *Listener) handshake(cc *clientConn, creq *connectRequest) *session {
 		if s != nil && string(s.passwd) == string(creq.passwd) {
 			err = s.attach(cc, creq.hasReadOnly)
 		}
+		if err == errEnded && l.isPartitioned(creq.sessionID) {
+			// A partition outlives the session it cut off: the client
+			// learns of the expiry once healed, as from a real server.
+			err = errPartitioned
+		}
 		switch err {
 		case nil:
 			cc.gotSession(s)

@@ -193,7 +193,6 @@ func (s *session) end(expire bool) {
 	}
 	s.l.mu.Lock()
 	delete(s.l.sessions, id)
-	delete(s.l.partitioned, id)
 	s.l.mu.Unlock()
 	if cc != nil {
 		cc.close()
