@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"runtime"
@@ -312,38 +313,23 @@ func (l *Listener) watches(word string) string {
 	case "wchs":
 		fmt.Fprintf(&b, "%d connections watching %d paths\nTotal watches:%d\n", len(bySession), len(byPath), total)
 	case "wchc":
-		for _, id := range sortedKeys(bySession) {
+		for _, id := range slices.Sorted(maps.Keys(bySession)) {
 			fmt.Fprintf(&b, "0x%x\n", id)
-			for _, p := range sortedValues(bySession[id]) {
+			for _, p := range slices.Sorted(slices.Values(bySession[id])) {
 				fmt.Fprintf(&b, "\t%s\n", p)
 			}
 		}
 		b.WriteString("\n")
 	case "wchp":
-		for _, p := range sortedKeys(byPath) {
+		for _, p := range slices.Sorted(maps.Keys(byPath)) {
 			fmt.Fprintf(&b, "%s\n", p)
-			for _, id := range sortedValues(byPath[p]) {
+			for _, id := range slices.Sorted(slices.Values(byPath[p])) {
 				fmt.Fprintf(&b, "\t0x%x\n", id)
 			}
 		}
 		b.WriteString("\n")
 	}
 	return b.String()
-}
-
-func sortedKeys[K interface{ ~int64 | ~string }, V any](m map[K]V) []K {
-	keys := make([]K, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
-func sortedValues[V interface{ ~int64 | ~string }](vs []V) []V {
-	vs = slices.Clone(vs)
-	slices.Sort(vs)
-	return vs
 }
 
 // liveSessions returns the listener's sessions by id.
