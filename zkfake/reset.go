@@ -1,6 +1,9 @@
 package zkfake
 
-import "slices"
+import (
+	"maps"
+	"slices"
+)
 
 // Reset makes the server as a new one for the next test, while its Conns
 // live on: every session expires (each owner learns of it at its next
@@ -13,31 +16,20 @@ import "slices"
 func (s *Server) Reset() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ids := make([]int64, 0, len(s.st.sessions))
-	for id := range s.st.sessions {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
+	ids := slices.Sorted(maps.Keys(s.st.sessions))
 	var back []*Conn
 	for _, id := range ids {
-		c := s.conns[id]
-		if c != nil && c.link == linkUp {
-			c.dropLink()
+		if c := s.expireLocked(id); c != nil {
 			back = append(back, c)
 		}
-		s.endSession(id, "expireSession")
 	}
 	s.log.add(Record{Kind: RecordFault, Op: "reset"})
 	s.losses = lossRules{}
 	s.lossy.Store(false)
 	s.st.tree, s.st.watches, s.st.changes = newTree(), newWatchTable(), nil
-	for i, m := range s.members {
-		if i == 0 {
-			m.tree, m.watches = s.st.tree, s.st.watches
-		} else {
-			m.tree, m.watches = newTree(), newWatchTable()
-		}
-		m.applied, m.queue, m.lagging, m.down = s.st.zxid, nil, false, false
+	s.initMembers(len(s.members))
+	for _, m := range s.members {
+		m.applied = s.st.zxid
 	}
 	// Sessions that were cut off expire on the clock no more.
 	for id, t := range s.expiry {

@@ -292,19 +292,25 @@ func (s *Server) Expire(sessionID int64) bool {
 	if _, ok := s.st.sessions[sessionID]; !ok {
 		return false
 	}
-	// A session expires because the server stopped hearing from it, so its
-	// client hears nothing of the expiry's own events: its connection is
-	// gone first. It reconnects at once and is told.
-	c := s.conns[sessionID]
-	connected := c != nil && c.link == linkUp
-	if connected {
-		c.dropLink()
-	}
-	s.endSession(sessionID, "expireSession")
-	if connected {
+	if c := s.expireLocked(sessionID); c != nil {
 		c.reconnect()
 	}
 	return true
+}
+
+// expireLocked ends a live session as expired and returns its Conn if it
+// was connected, for the caller to reconnect: the client then learns of
+// the expiry. A session expires because the server stopped hearing from
+// it, so its client hears nothing of the expiry's own events: its
+// connection is gone first. Called with s.mu held.
+func (s *Server) expireLocked(sessionID int64) (connected *Conn) {
+	c := s.conns[sessionID]
+	if c != nil && c.link == linkUp {
+		c.dropLink()
+		connected = c
+	}
+	s.endSession(sessionID, "expireSession")
+	return connected
 }
 
 // Close stops the server: every Conn is cut off as if its process had
