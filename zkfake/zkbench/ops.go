@@ -21,9 +21,9 @@ const childCount = 10
 // fake's size in a bounded run.
 func batchSize(t *Target) int {
 	if t.Real() {
-		return multiBatch
+		return zktest.MultiBatch
 	}
-	return 10 * multiBatch
+	return 10 * zktest.MultiBatch
 }
 
 // numbered returns n paths prefix0, prefix1, ….
@@ -68,14 +68,14 @@ func Delete(b *testing.B, t *Target) {
 	conn := t.Connect(b)
 	dir := mkdir(b, conn, t.Base()+"/delete")
 	paths := numbered(dir+"/n", batchSize(t))
-	if err := createAll(conn, paths, payload); err != nil {
+	if err := zktest.CreateAll(conn, paths, payload); err != nil {
 		b.Fatal(err)
 	}
 	next := 0
 	for b.Loop() {
 		if next == len(paths) {
 			b.StopTimer()
-			if err := createAll(conn, paths, payload); err != nil {
+			if err := zktest.CreateAll(conn, paths, payload); err != nil {
 				b.Fatal(err)
 			}
 			next = 0
@@ -139,7 +139,7 @@ func Set(b *testing.B, t *Target) {
 func Children(b *testing.B, t *Target) {
 	conn := t.Connect(b)
 	dir := mkdir(b, conn, t.Base()+"/children")
-	if err := createAll(conn, numbered(dir+"/c", childCount), nil); err != nil {
+	if err := zktest.CreateAll(conn, numbered(dir+"/c", childCount), nil); err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {

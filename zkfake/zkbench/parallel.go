@@ -44,7 +44,7 @@ func parallel(b *testing.B, t *Target, goroutines, readPercent int) {
 	admin := t.Connect(b)
 	dir := mkdir(b, admin, t.Base()+"/parallel")
 	keys := numbered(dir+"/k", keyCount)
-	if err := createAll(admin, keys, payload); err != nil {
+	if err := zktest.CreateAll(admin, keys, payload); err != nil {
 		b.Fatal(err)
 	}
 	conns := make([]zktest.Conn, goroutines)

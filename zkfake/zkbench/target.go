@@ -187,24 +187,3 @@ func mkdir(tb testing.TB, conn zktest.Conn, path string) string {
 	}
 	return path
 }
-
-// multiBatch is how many ops one Multi carries when a workload creates or
-// deletes nodes in bulk: well under the server's 1 MB packet limit for the
-// short paths used here.
-const multiBatch = 1000
-
-// createAll creates the given persistent nodes with data, multiBatch to a
-// Multi.
-func createAll(conn zktest.Conn, paths []string, data []byte) error {
-	for start := 0; start < len(paths); start += multiBatch {
-		end := min(start+multiBatch, len(paths))
-		ops := make([]any, 0, end-start)
-		for _, p := range paths[start:end] {
-			ops = append(ops, &zk.CreateRequest{Path: p, Data: data, Acl: zktest.OpenACL})
-		}
-		if _, err := conn.Multi(ops...); err != nil {
-			return fmt.Errorf("creating %d nodes from %s: %w", len(ops), paths[start], err)
-		}
-	}
-	return nil
-}

@@ -7,9 +7,10 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// multiBatch is how many deletes one Multi carries: well under the server's
-// 1 MB packet limit (jute.maxbuffer) for paths of ordinary length.
-const multiBatch = 1000
+// MultiBatch is how many ops one Multi of CreateAll, DeleteAll and
+// DeleteTree carries: well under the server's 1 MB packet limit
+// (jute.maxbuffer) for paths of ordinary length and small data.
+const MultiBatch = 1000
 
 // DeleteTree deletes path and everything under it, and is content if path
 // does not exist: the clean-up after a scenario or a benchmark on a real
@@ -59,8 +60,8 @@ func postOrder(conn Conn, path string) ([]string, error) {
 // fails (a node gone meanwhile, or one that gained a child) is deleted one
 // by one, tolerating the missing nodes.
 func deleteNodes(conn Conn, nodes []string) error {
-	for start := 0; start < len(nodes); start += multiBatch {
-		batch := nodes[start:min(start+multiBatch, len(nodes))]
+	for start := 0; start < len(nodes); start += MultiBatch {
+		batch := nodes[start:min(start+MultiBatch, len(nodes))]
 		if DeleteAll(conn, batch) == nil {
 			continue
 		}
@@ -73,17 +74,28 @@ func deleteNodes(conn Conn, nodes []string) error {
 	return nil
 }
 
-// DeleteAll deletes the given childless nodes, any version, a thousand to a
-// Multi: all of a batch or none of it.
+// DeleteAll deletes the given childless nodes, any version, MultiBatch to
+// a Multi: all of a batch or none of it.
 func DeleteAll(conn Conn, paths []string) error {
-	for start := 0; start < len(paths); start += multiBatch {
-		end := min(start+multiBatch, len(paths))
+	return inMultis(conn, paths, "deleting", func(p string) any { return &zk.DeleteRequest{Path: p, Version: -1} })
+}
+
+// CreateAll creates the given persistent nodes with data and the open ACL,
+// MultiBatch to a Multi: all of a batch or none of it.
+func CreateAll(conn Conn, paths []string, data []byte) error {
+	return inMultis(conn, paths, "creating", func(p string) any { return &zk.CreateRequest{Path: p, Data: data, Acl: OpenACL} })
+}
+
+// inMultis sends op of every path, MultiBatch to a Multi.
+func inMultis(conn Conn, paths []string, doing string, op func(path string) any) error {
+	for start := 0; start < len(paths); start += MultiBatch {
+		end := min(start+MultiBatch, len(paths))
 		ops := make([]any, 0, end-start)
 		for _, p := range paths[start:end] {
-			ops = append(ops, &zk.DeleteRequest{Path: p, Version: -1})
+			ops = append(ops, op(p))
 		}
 		if _, err := conn.Multi(ops...); err != nil {
-			return fmt.Errorf("deleting %d nodes from %s: %w", len(ops), paths[start], err)
+			return fmt.Errorf("%s %d nodes from %s: %w", doing, len(ops), paths[start], err)
 		}
 	}
 	return nil
