@@ -1,6 +1,11 @@
 package linearizability
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sync"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -53,6 +58,99 @@ func check(name string, model porcupine.Model, ops []porcupine.Operation, faults
 		faults:            faults,
 		timeout:           timeout,
 	}
+}
+
+// Check checks h against a model of the caller's own with porcupine. The
+// Result's report ([Result.WriteReport]) shows the history's faults and the
+// model's descriptions of operations and states, as the package's own
+// checks do; without a DescribeOperationMetadata, it shows the operations'
+// tags.
+//
+// The operations reach the model as recorded, but for one thing: an
+// operation whose output is nil has an unknown outcome for ever after its
+// call (its Return becomes [Never]), as in [CheckMutex], so that porcupine
+// may linearize it anywhere after its call, which includes not at all. A
+// [SessionExpiry] is the exception: it has no output, and its Call and
+// Return bound when the session expired. An operation of the caller's own
+// recorded with [Recorder.Observe] should therefore have a non-nil output.
+//
+// The history may hold SessionExpiry inputs, which no client invoked: a
+// harness records one for each session that expired or was closed. The
+// model must accept them — its Step gets them like any other input; one to
+// which sessions mean nothing returns true and the state as it was — and
+// its Partition, if it has one, should put each of them in every partition,
+// for the session may have held something in any. A Step that panics (on
+// an input it did not expect, say) makes Check return an error that names
+// the input, instead of crashing the program from one of porcupine's
+// goroutines.
+//
+// The model must have Init, and Step or StepContext. A timeout of 0 means
+// no limit; when it runs out the outcome is [Unknown].
+func Check(h History, model porcupine.Model, timeout time.Duration) (Result, error) {
+	if model.Init == nil || (model.Step == nil && model.StepContext == nil) {
+		return Result{}, errors.New("linearizability: Check needs a model with Init, and Step or StepContext")
+	}
+	if model.DescribeOperationMetadata == nil {
+		model.DescribeOperationMetadata = describeMetadata
+	}
+	var g stepGuard
+	g.wrap(&model)
+	ops := make([]porcupine.Operation, len(h.Operations))
+	for i, op := range h.Operations {
+		if _, expiry := op.Input.(SessionExpiry); !expiry && op.Output == nil {
+			op.Return = Never
+		}
+		ops[i] = toPorcupine(op)
+	}
+	res := check("check", model, ops, h.Faults, timeout)
+	if err := g.failure(); err != nil {
+		return Result{}, err
+	}
+	return res, nil
+}
+
+// stepGuard catches a panic in a model's step, which porcupine would let
+// crash the program from a goroutine of its own, and keeps the first for
+// Check to return. The step that panicked reports that the operation could
+// not be taken.
+type stepGuard struct {
+	mu  sync.Mutex
+	err error
+}
+
+func (g *stepGuard) wrap(m *porcupine.Model) {
+	if step := m.Step; step != nil {
+		m.Step = func(state, input, output any) (ok bool, next any) {
+			defer g.catch(input, output)
+			return step(state, input, output)
+		}
+	}
+	if step := m.StepContext; step != nil {
+		m.StepContext = func(ctx context.Context, state, input, output any) (ok bool, next any) {
+			defer g.catch(input, output)
+			return step(ctx, state, input, output)
+		}
+	}
+}
+
+// catch is deferred by a step: recover works only in the deferred call
+// itself. A step that panics returns its zero results: false, nil.
+func (g *stepGuard) catch(input, output any) {
+	p := recover()
+	if p == nil {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.err == nil {
+		g.err = fmt.Errorf("linearizability: the model's step panicked on input %#v, output %#v: %v\n%s", input, output, p, debug.Stack())
+	}
+}
+
+func (g *stepGuard) failure() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.err
 }
 
 // toPorcupine converts an operation; the tag travels as metadata, for
