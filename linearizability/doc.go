@@ -10,18 +10,23 @@
 // the server's event log can settle such operations afterwards
 // ([Recorder.Settle] with a [GroundTruth]), which keeps checking fast.
 //
-// Two models are provided:
+// Three models are provided:
 //
 //   - [CheckMutex] checks a lock: Acquire, TryLock and Release by sessions,
 //     holds ended by session expiry, and writes to a resource the lock
 //     protects, with or without fencing tokens.
+//   - [CheckElection] checks a leader election: the leader is a lock
+//     holder, and observers read who leads — perhaps stale, never going
+//     back within a session, never seeing a leader not yet elected.
 //   - [CheckZnodes] checks create, delete, set, get, exists, children and
 //     sync on a small set of znodes, with exactly ZooKeeper's promise:
 //     writes are linearizable; a read may be stale, but never older than
 //     what its session already wrote or saw, nor than the state when the
 //     session's last sync was served.
 //
-// Both return a [Result] whose outcome is [Ok], [Illegal] or [Unknown] (the
+// [Check] runs a porcupine model of the caller's own over a history.
+//
+// All return a [Result] whose outcome is [Ok], [Illegal] or [Unknown] (the
 // check ran out of time). [Result.WriteReport] writes porcupine's HTML
 // visualization of the history, annotated with the injected faults.
 //

@@ -39,9 +39,10 @@ type Fault struct {
 }
 
 // SessionExpiry is the input of an operation that no client invokes: the
-// server expiring a session, which ends the locks it holds and deletes its
-// ephemeral znodes. Record it with [Recorder.Observe]; both models accept it,
-// and its output is ignored.
+// server expiring a session, which ends the locks it holds and the
+// leadership it has, and deletes its ephemeral znodes. Record it with
+// [Recorder.Observe]; every model here accepts it, and its output is
+// ignored. A model of the caller's own run by [Check] must accept it too.
 type SessionExpiry struct {
 	Session int64
 }

@@ -118,16 +118,28 @@ func (s mutexState) hasEnded(session int64) bool {
 func mutexStep(state, input, output any) (bool, any) {
 	s := state.(mutexState)
 	if e, ok := input.(SessionExpiry); ok {
-		if s.held && s.holder == e.Session {
-			s.held, s.holder = false, 0
-		}
-		if i, found := slices.BinarySearch(s.ended, e.Session); !found {
-			s.ended = slices.Insert(slices.Clip(s.ended), i, e.Session)
-		}
-		return true, s
+		return true, s.expire(e.Session)
 	}
-	in := input.(MutexInput)
 	out, known := output.(MutexOutput)
+	ok, next := s.step(input.(MutexInput), out, known)
+	return ok, next
+}
+
+// expire ends the session: its hold, if it has one, and any it could take.
+func (s mutexState) expire(session int64) mutexState {
+	if s.held && s.holder == session {
+		s.held, s.holder = false, 0
+	}
+	if i, found := slices.BinarySearch(s.ended, session); !found {
+		s.ended = slices.Insert(slices.Clip(s.ended), i, session)
+	}
+	return s
+}
+
+// step applies a lock operation whose output is out if known, and nothing
+// (MutexUnknown, or nil) otherwise. The election model shares it: a
+// campaign, a resignation and a leader's write are exactly a lock's.
+func (s mutexState) step(in MutexInput, out MutexOutput, known bool) (bool, mutexState) {
 	switch in.Op {
 	case Acquire, TryLock:
 		free := !s.held && !s.hasEnded(in.Session)

@@ -205,3 +205,85 @@ func simulateZnodes(seed uint64, ops, unknown int) (linearizability.History, []l
 	}
 	return s.history, initialZnodes(initial, testDirs...)
 }
+
+// simulateElection simulates clients campaigning, writing the fenced
+// resource while they lead and resigning, or asking who leads with reads
+// that lag at random but never go back, until the history holds ops
+// operations of which unknown have an unknown outcome.
+func simulateElection(seed uint64, ops, unknown int) linearizability.History {
+	s := newSimulation(seed, 5, ops, unknown)
+	svc := newLockService()
+	res := &resource{fenced: true}
+	const election = "/election"
+	// leaders is what a read may see: the leader's token after each
+	// change, 0 for none, oldest first.
+	leaders := []int64{0}
+	seen := map[int64]int{} // session → index in leaders of the newest its reads saw
+	for len(s.history.Operations) < ops {
+		s.now++
+		s.expireDue(func(session int64) {
+			if svc.holder == session {
+				leaders = append(leaders, 0)
+			}
+			svc.expire(session)
+		})
+		c := s.clients[s.rng.IntN(len(s.clients))]
+		if s.now < c.busyUntil {
+			continue
+		}
+		if c.pending == nil {
+			in := linearizability.ElectionInput{Election: election, Session: c.session}
+			switch {
+			case c.holding && !c.wrote:
+				in.Op, in.Token = linearizability.LeaderWrite, c.token
+			case c.holding:
+				in.Op = linearizability.Resign
+			case s.rng.IntN(3) == 0:
+				in.Op = linearizability.Observe
+			default:
+				in.Op = linearizability.Campaign
+			}
+			s.call(c, in)
+			continue
+		}
+		in := c.pending.Input.(linearizability.ElectionInput)
+		if next := s.executed + 1; s.crashAt[next] && in.Op == linearizability.Observe {
+			// A read whose outcome is lost constrains nothing and the
+			// checker drops it: crash on the next operation instead.
+			delete(s.crashAt, next)
+			s.crashAt[next+1] = true
+		}
+		var out linearizability.ElectionOutput
+		switch {
+		case s.lostOnTheWay():
+		case in.Op == linearizability.Campaign:
+			out.Token, out.OK = svc.take(c.session)
+			if !out.OK {
+				continue // still waiting
+			}
+			leaders = append(leaders, out.Token)
+		case in.Op == linearizability.LeaderWrite:
+			out.OK = res.write(in.Token)
+		case in.Op == linearizability.Resign:
+			if out.OK = svc.release(c.session); out.OK {
+				leaders = append(leaders, 0)
+			}
+		case in.Op == linearizability.Observe:
+			i := seen[c.session] + s.rng.IntN(len(leaders)-seen[c.session])
+			seen[c.session] = i
+			out.Token = leaders[i]
+		}
+		if s.complete(c, out) {
+			continue
+		}
+		switch in.Op {
+		case linearizability.Campaign:
+			c.holding, c.token, c.wrote = true, out.Token, false
+		case linearizability.LeaderWrite:
+			c.wrote = true
+		case linearizability.Resign:
+			c.holding = false
+		}
+	}
+	return s.history
+}
