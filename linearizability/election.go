@@ -344,6 +344,13 @@ var electionModel = porcupine.Model{
 	DescribeOperationMetadata: describeMetadata,
 }
 
+// ElectionModel returns the porcupine model [CheckElection] runs, for
+// [Check] or a harness that takes a model. Through Check, inputs are not
+// validated as CheckElection validates them (an input of another type makes
+// the step panic, and Check return an error), and an Observe whose outcome
+// is unknown is kept rather than dropped; it constrains nothing either way.
+func ElectionModel() porcupine.Model { return electionModel }
+
 // CheckElection checks that h is a legal history of leader elections. A
 // leader is a lock holder ([CheckMutex]): at most one session leads at a
 // time; leadership ends with Resign or with the leader's session expiry;

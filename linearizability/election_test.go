@@ -237,7 +237,7 @@ func TestElectionMutantsAreCaught(t *testing.T) {
 	}
 	t.Run("real model", func(t *testing.T) {
 		for _, c := range cases {
-			if got := run(t, linearizability.ElectionModel, c); got != c.want {
+			if got := run(t, linearizability.ElectionModel(), c); got != c.want {
 				t.Errorf("%s: got %v through Check, want %v", c.name, got, c.want)
 			}
 		}

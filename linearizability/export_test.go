@@ -6,10 +6,6 @@ import (
 	"github.com/anishathalye/porcupine"
 )
 
-// ElectionModel is the model CheckElection runs, for tests that run it
-// through Check.
-var ElectionModel = electionModel
-
 // ElectionMutants returns the election model with one of its rules broken,
 // by name, for tests to show that some history tells each from the real
 // one. Most mutants bend the state before the real step sees it, so the
