@@ -37,6 +37,7 @@ var electionScenarios = []zktest.Scenario{
 	{Name: "ObserveThroughItsSessionExpiry", Body: testObserveThroughItsSessionExpiry},
 	{Name: "ObserveEndsWithCtx", Body: testObserveEndsWithCtx},
 	{Name: "ObserveEndsWhenConnCloses", Body: testObserveEndsWhenConnCloses},
+	{Name: "InteropKazooElection", Body: testInteropKazooElection},
 }
 
 func runElectionScenarios(t *testing.T, target zktest.Target) {
