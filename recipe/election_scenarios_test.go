@@ -591,6 +591,16 @@ func testLeaderOfNoElection(t *testing.T, env zktest.Env) {
 	if _, err := recipe.CurrentLeader(ctx, conn, dir); !errors.Is(err, context.Canceled) {
 		t.Errorf("CurrentLeader(cancelled) = %v", err)
 	}
+	// Observe gives up on a path that can never be read: its channel
+	// closes without a value.
+	select {
+	case l, ok := <-recipe.NewElection(conn, "relative", nil).Observe(testCtx(t)):
+		if ok {
+			t.Errorf("Observe of an invalid path reported %+v", l)
+		}
+	case <-time.After(time.Minute):
+		t.Error("Observe of an invalid path kept its channel open")
+	}
 }
 
 // vanishingConn deletes, through another session, the first node it is
