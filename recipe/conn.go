@@ -1,5 +1,5 @@
 // Package recipe holds ZooKeeper coordination recipes — a herd-free mutex and
-// its kin — written against Conn, the part of *zk.Conn that they use. Both a
+// a leader election built on it — written against Conn, the part of *zk.Conn that they use. Both a
 // real *zk.Conn and an in-memory *zkfake.Conn satisfy Conn, so the same
 // recipe runs against a real ensemble and against the fake.
 package recipe
@@ -15,13 +15,17 @@ import (
 // It is kept to what the recipes call, so that a wrapper of your own (one
 // that counts, logs or injects faults) has little to forward; *zk.Conn and
 // *zkfake.Conn satisfy it, and so does any value of zkfake/zktest's Conn,
-// the whole method set. A later recipe may add a method of *zk.Conn to it.
+// the whole method set. A later recipe may add a method of *zk.Conn to it,
+// as Election added Get and ChildrenW (to read the leader, and to watch an
+// election that has none).
 type Conn interface {
 	Create(path string, data []byte, flags int32, acl []zk.ACL) (string, error)
 	Delete(path string, version int32) error
 	Exists(path string) (bool, *zk.Stat, error)
+	Get(path string) ([]byte, *zk.Stat, error)
 	GetW(path string) ([]byte, *zk.Stat, <-chan zk.Event, error)
 	Children(path string) ([]string, *zk.Stat, error)
+	ChildrenW(path string) ([]string, *zk.Stat, <-chan zk.Event, error)
 	Sync(path string) (string, error)
 	SessionID() int64
 	State() zk.State

@@ -15,13 +15,15 @@ type countingConn struct {
 
 	mu      sync.Mutex
 	watched []string // paths of watches set, in order
+	kinds   []string // the op that set each of them: exists, getData, getChildren
 }
 
 func countRequests(conn zktest.Conn) *countingConn {
 	c := &countingConn{CountingConn: zktest.NewCountingConn(conn)}
-	c.OnWatch = func(_, path string) {
+	c.OnWatch = func(op, path string) {
 		c.mu.Lock()
 		c.watched = append(c.watched, path)
+		c.kinds = append(c.kinds, op)
 		c.mu.Unlock()
 	}
 	return c
@@ -37,4 +39,14 @@ func (c *countingConn) watches() []string {
 // watching reports whether a watch has been set on path.
 func (c *countingConn) watching(path string) bool {
 	return slices.Contains(c.watches(), path)
+}
+
+// lastWatch returns the op and path of the last watch set, or "" and "".
+func (c *countingConn) lastWatch() (op, path string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.watched) == 0 {
+		return "", ""
+	}
+	return c.kinds[len(c.kinds)-1], c.watched[len(c.watched)-1]
 }

@@ -128,3 +128,104 @@ func ExampleContenders() {
 	// contenders: 2
 	// holder's node ends in __lock__0000000000
 }
+
+// Candidates campaign with a value — here the address at which the leader
+// serves — and anyone can read who leads. The leader hands its fencing
+// token to whatever it writes to, and stops work when Lost closes (or
+// pauses while IsLeader is false). With a real ensemble each candidate's
+// conn would come from zk.Connect; here they are sessions of the in-memory
+// fake.
+func ExampleElection() {
+	srv := zkfake.NewServer()
+	defer srv.Close()
+	connA, _, _ := srv.Connect(10 * time.Second)
+	defer connA.Close()
+	connB, _, _ := srv.Connect(10 * time.Second)
+	defer connB.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	a := recipe.NewElection(connA, "/app/leader", []byte("svc-a:8080"))
+	if err := a.Campaign(ctx); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("a leads:", a.IsLeader())
+	leader, err := recipe.CurrentLeader(ctx, connB, "/app/leader")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("the leader serves at %s\n", leader.Value)
+
+	// b lines up behind a, and leads once a resigns.
+	b := recipe.NewElection(connB, "/app/leader", []byte("svc-b:8080"))
+	elected := make(chan error, 1)
+	go func() { elected <- b.Campaign(ctx) }()
+	tokenA := a.Token()
+	if err := a.Resign(); err != nil {
+		log.Fatal(err)
+	}
+	if err := <-elected; err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("b leads:", b.IsLeader(), "with a larger token:", b.Token() > tokenA)
+	leader, _ = b.Leader(ctx)
+	fmt.Printf("the leader serves at %s\n", leader.Value)
+
+	if err := b.Resign(); err != nil {
+		log.Fatal(err)
+	}
+	_, err = recipe.CurrentLeader(ctx, connA, "/app/leader")
+	fmt.Println("after b resigned:", err)
+	// Output:
+	// a leads: true
+	// the leader serves at svc-a:8080
+	// b leads: true with a larger token: true
+	// the leader serves at svc-b:8080
+	// after b resigned: recipe: no leader
+}
+
+// Observe reports the current leader, then every change of leader, the
+// empty seat included (the zero Leader).
+func ExampleElection_Observe() {
+	srv := zkfake.NewServer()
+	defer srv.Close()
+	watcher, _, _ := srv.Connect(10 * time.Second)
+	defer watcher.Close()
+	candidate, _, _ := srv.Connect(10 * time.Second)
+	defer candidate.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	// An Election that never campaigns only reads.
+	observe, stop := context.WithCancel(ctx)
+	leaders := recipe.NewElection(watcher, "/app/leader", nil).Observe(observe)
+	show := func() {
+		if l := <-leaders; l.Node == "" {
+			fmt.Println("no leader")
+		} else {
+			fmt.Printf("leader %s\n", l.Value)
+		}
+	}
+	show()
+	for _, name := range []string{"svc-a", "svc-b"} {
+		e := recipe.NewElection(candidate, "/app/leader", []byte(name))
+		if err := e.Campaign(ctx); err != nil {
+			log.Fatal(err)
+		}
+		show()
+		if err := e.Resign(); err != nil {
+			log.Fatal(err)
+		}
+		show()
+	}
+	stop()
+	for range leaders {
+		// drained: the channel closes once observe is done
+	}
+	// Output:
+	// no leader
+	// leader svc-a
+	// no leader
+	// leader svc-b
+	// no leader
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -32,18 +33,29 @@ func IsConnectionLoss(err error) bool {
 // delete check the outcome themselves. A Conn that turns out to be closed
 // (see closedBy) ends the retries at once with errConnClosed.
 func (m *Mutex) retryLoss(ctx context.Context, limit time.Duration, op func() error) error {
+	return retryWhile(ctx, m.conn, &m.closed, limit, IsConnectionLoss, op)
+}
+
+// retryWhile is retryLoss for any Conn: it runs op until op returns an error
+// that transient does not accept (or nil), ctx is done, or transient errors
+// have gone on for longer than limit (if limit is positive). closed records
+// that the Conn is known to be closed (see closedBy); once it is, retryWhile
+// returns errConnClosed at once. The Mutex retries only connection loss; the
+// election's reads retry an expired session too, since go-zookeeper carries
+// on with a new one and a read is simply repeated there.
+func retryWhile(ctx context.Context, conn Conn, closed *atomic.Bool, limit time.Duration, transient func(error) bool, op func() error) error {
 	var lossSince time.Time
 	backoff := firstBackoff
 	strikes := 0
 	for {
-		if m.closed.Load() {
+		if closed.Load() {
 			return errConnClosed
 		}
 		err := op()
-		if !IsConnectionLoss(err) && !errors.Is(err, zk.ErrClosing) {
+		if !transient(err) && !errors.Is(err, zk.ErrClosing) {
 			return err
 		}
-		if strikes = m.closedBy(err, strikes); m.closed.Load() {
+		if strikes = closedBy(conn, closed, err, strikes); closed.Load() {
 			return errConnClosed
 		}
 		now := time.Now()
@@ -65,25 +77,32 @@ func (m *Mutex) retryLoss(ctx context.Context, limit time.Duration, op func() er
 var errConnClosed = fmt.Errorf("recipe: the Conn was closed: %w", zk.ErrClosing)
 
 // closedBy takes the error of a failed request and the number of strikes so
-// far against the Conn, marks the Mutex's Conn closed when the evidence is
-// in, and returns the new count. go-zookeeper fails the requests in flight
-// when Close is called with zk.ErrClosing: that is proof. Every request
-// made after Close fails at once with zk.ErrConnectionClosed and the state
-// stays StateDisconnected for good; a Conn that is merely disconnected
-// instead holds new requests until it reconnects (only those in flight at
-// the moment of the drop fail with ErrConnectionClosed), and shows
+// far against the Mutex's Conn, and returns the new count; see the function
+// closedBy.
+func (m *Mutex) closedBy(err error, strikes int) int {
+	return closedBy(m.conn, &m.closed, err, strikes)
+}
+
+// closedBy takes the error of a failed request on conn and the number of
+// strikes so far against conn, sets closed when the evidence is in, and
+// returns the new count. go-zookeeper fails the requests in flight when
+// Close is called with zk.ErrClosing: that is proof. Every request made
+// after Close fails at once with zk.ErrConnectionClosed and the state stays
+// StateDisconnected for good; a Conn that is merely disconnected instead
+// holds new requests until it reconnects (only those in flight at the
+// moment of the drop fail with ErrConnectionClosed), and shows
 // StateConnecting while it tries. So two requests in a row that fail with
 // ErrConnectionClosed, a backoff pause apart, each with the Conn in
 // StateDisconnected, mean it was closed.
-func (m *Mutex) closedBy(err error, strikes int) int {
+func closedBy(conn Conn, closed *atomic.Bool, err error, strikes int) int {
 	switch {
 	case errors.Is(err, zk.ErrClosing):
-		m.closed.Store(true)
+		closed.Store(true)
 		return strikes
-	case errors.Is(err, zk.ErrConnectionClosed) && m.conn.State() == zk.StateDisconnected:
+	case errors.Is(err, zk.ErrConnectionClosed) && conn.State() == zk.StateDisconnected:
 		strikes++
 		if strikes >= 2 {
-			m.closed.Store(true)
+			closed.Store(true)
 		}
 		return strikes
 	}

@@ -135,9 +135,26 @@ func (c contender) before(d contender) bool {
 // queueOrder returns the children that carry a sequence suffix, ordered by
 // that suffix. Children without one are not contenders and are left out.
 func queueOrder(children []string) []contender {
+	return queueOrderIn(children, "")
+}
+
+// queueOrderIn is queueOrder for a directory whose Mutexes name their nodes
+// with nodeName: their names are read by that prefix (sequenceIn), as the
+// Mutex reads them, so that the first of the queue is the holder the Mutex
+// itself sees. An empty nodeName reads every name by parseSequence; the two
+// differ only past the counter's wrap, for a nodeName that ends in a letter
+// or a digit.
+func queueOrderIn(children []string, nodeName string) []contender {
 	queue := make([]contender, 0, len(children))
 	for _, name := range children {
-		if seq, ok := parseSequence(name); ok {
+		var seq int64
+		var ok bool
+		if nodeName == "" {
+			seq, ok = parseSequence(name)
+		} else {
+			seq, ok = sequenceIn(name, nodeName)
+		}
+		if ok {
 			queue = append(queue, contender{name: name, seq: seq})
 		}
 	}
