@@ -59,13 +59,17 @@ test-ensemble:
 	echo "ZK_SERVERS=$$servers $(GO) test -count=1 -p 1 -timeout 20m ./..."; \
 	ZK_SERVERS=$$servers $(GO) test -count=1 -p 1 -timeout 20m ./...
 
+# The main job: a campaign against each of the project's recipes, the lock
+# and the leader election, one after the other; the first finding fails it.
 fuzz:
-	$(GO) run ./cmd/zkfuzz
+	$(GO) run ./cmd/zkfuzz -recipe=mutex
+	$(GO) run ./cmd/zkfuzz -recipe=election
 
-# `make fuzz-coverage` measures how much of package recipe a campaign
+# `make fuzz-coverage` measures how much of package recipe the main job
 # reaches: it builds zkfuzz with coverage of recipe, runs a fixed campaign
-# of recipe.Mutex (FUZZ_COVERAGE_CASES cases, seed 1, run in a temporary
-# directory and without a fail file), and prints go tool cover's
+# of recipe.Mutex and one of recipe.Election (FUZZ_COVERAGE_CASES cases
+# each, seed 1, run in a temporary directory and without a fail file),
+# and prints go tool cover's
 # per-function listing, then the statement coverage over every function
 # and over the functions that matter (cmd/covfigure: String methods
 # and With... option setters left out, and named). It exits 1 if the
@@ -77,8 +81,10 @@ fuzz-coverage:
 	@set -eu; dir=$$(mktemp -d); trap 'rm -rf "$$dir"' EXIT; \
 	$(GO) build -cover -coverpkg=github.com/zksim/zksim/recipe,github.com/zksim/zksim/cmd/zkfuzz -o "$$dir/zkfuzz" ./cmd/zkfuzz; \
 	mkdir "$$dir/cover"; status=0; \
-	echo "zkfuzz -cases=$(FUZZ_COVERAGE_CASES) -seed=1, with coverage of recipe"; \
-	(cd "$$dir" && GOCOVERDIR="$$dir/cover" ./zkfuzz -cases=$(FUZZ_COVERAGE_CASES) -seed=1 -quiet -nofailfile) || status=$$?; \
+	for recipe in mutex election; do \
+		echo "zkfuzz -recipe=$$recipe -cases=$(FUZZ_COVERAGE_CASES) -seed=1, with coverage of recipe"; \
+		(cd "$$dir" && GOCOVERDIR="$$dir/cover" ./zkfuzz -recipe=$$recipe -cases=$(FUZZ_COVERAGE_CASES) -seed=1 -quiet -nofailfile) || status=$$?; \
+	done; \
 	$(GO) tool covdata textfmt -pkg=github.com/zksim/zksim/recipe -i="$$dir/cover" -o="$$dir/recipe.cover"; \
 	$(GO) tool cover -func="$$dir/recipe.cover"; \
 	$(GO) run ./cmd/covfigure "$$dir/recipe.cover"; \

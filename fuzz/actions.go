@@ -213,7 +213,11 @@ func (h *harness) apply(a action) {
 			h.move(s, nil)
 			return
 		}
-		h.begin(fmt.Sprintf("%s's process closes its Conn (session %#x); it goes on to Unlock if it holds, and to one more Lock", s.name(), inc.conn.SessionID()))
+		next := "it goes on to Unlock if it holds, and to one more Lock"
+		if !h.e.sub.isLock() {
+			next = "it finishes its call, makes one more, and ends"
+		}
+		h.begin(fmt.Sprintf("%s's process closes its Conn (session %#x); %s", s.name(), inc.conn.SessionID(), next))
 		inc.conn.Close()
 		inc.closed, inc.closedStep = true, h.cur.index
 		h.rec.Fault(inc.row, "close", "Conn closed")
@@ -228,7 +232,7 @@ func (h *harness) apply(a action) {
 			h.move(s, nil)
 			return
 		}
-		h.begin(fmt.Sprintf("%s cancels its Lock", o.name()))
+		h.begin(fmt.Sprintf("%s cancels its %s", o.name(), o.inCall()))
 		o.inc.cancelWaitingLock()
 		h.settle()
 	case actAdvance:
@@ -464,23 +468,35 @@ func (h *harness) resume(s *slot, when int) {
 func (h *harness) crash(s *slot) {
 	inc := s.inc
 	session := inc.conn.SessionID()
+	if !h.e.sub.isLock() {
+		// A Recipe's call in progress never returns: what it recorded,
+		// and asked to record for each session, has an open outcome. It
+		// is read while the client is still quiet: once killed, its
+		// goroutine runs on.
+		if call := inc.callInProgress(); call != nil {
+			s.noteCallSession(session)
+			h.addRecords(s, call, 0, linearizability.Instant{})
+		}
+	}
 	// The connection goes first: once the incarnation is dead its calls
 	// pass the gate, and none of them may reach the server.
 	inc.conn.Crash()
-	inc.gated.leash.ended(phaseCall(s.phase))
+	inc.gated.leash.ended(s.inCall())
 	inc.kill()
 	inc.cancel()
 	h.endFault(inc)
 	h.rec.Fault(inc.row, linearizability.FaultCrash, "process crashed")
-	switch s.phase {
-	case phaseLocking:
+	switch {
+	case !h.e.sub.isLock():
+	case s.phase == phaseLocking:
 		h.addUnknown(inc.row, linearizability.MutexInput{Op: linearizability.Acquire, Lock: lockPath, Session: session}, s.acquireCall)
-	case phaseUnlocking:
+	case s.phase == phaseUnlocking:
 		h.addUnknown(inc.row, linearizability.MutexInput{Op: linearizability.Release, Lock: lockPath, Session: s.holdSession}, s.releaseCall)
 	}
 	h.spawn(s)
 }
 
+// endFault
 // endFault ends inc's open partition or pause in porcupine's report.
 func (h *harness) endFault(inc *incarnation) {
 	if inc.endCut != nil {

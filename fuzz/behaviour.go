@@ -300,10 +300,13 @@ func (w how) unlockCall() string {
 // instead.
 func (h *harness) touchNode(s *slot, write bool) {
 	inc := s.inc
+	// A Recipe's model knows nothing of nodes deleted behind a client's
+	// back (a lock's has Revoke): its nodes are written to instead.
+	write = write || !h.e.sub.isLock()
 	session := inc.conn.SessionID()
 	var nodes []string
 	for _, p := range h.srv.Ephemerals(session) {
-		if strings.HasPrefix(p, lockPath+"/") {
+		if strings.HasPrefix(p, h.dir+"/") {
 			nodes = append(nodes, p)
 		}
 	}
@@ -315,7 +318,7 @@ func (h *harness) touchNode(s *slot, write bool) {
 	if write {
 		verb = "writes to"
 	}
-	h.begin(fmt.Sprintf("someone else %s %s's node%s in %s", verb, s.name(), map[bool]string{true: "s", false: ""}[len(nodes) > 1], lockPath))
+	h.begin(fmt.Sprintf("someone else %s %s's node%s in %s", verb, s.name(), map[bool]string{true: "s", false: ""}[len(nodes) > 1], h.dir))
 	if h.admin == nil {
 		h.admin = h.ownSession()
 	}
@@ -407,12 +410,9 @@ func (h *harness) checkClosedConn(s *slot) {
 		return
 	}
 	if inc.callsAfterClose++; inc.callsAfterClose > closedCallLimit {
-		in := "a goroutine of its locker"
-		switch s.phase {
-		case phaseLocking:
-			in = "its Lock"
-		case phaseUnlocking:
-			in = "its Unlock"
+		in := "a goroutine of its " + h.e.sub.handleName()
+		if call := s.inCall(); call != "" {
+			in = "its " + call
 		}
 		h.found(Liveness, "%s made %d requests on its Conn after closing it at step %d, in %s: calls on a closed Conn must fail at once, not retry",
 			s.name(), inc.callsAfterClose, inc.closedStep, in)

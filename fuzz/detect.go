@@ -112,7 +112,7 @@ func (d *herdDetector) observe(r zkfake.Record, step int) string {
 			if ephemeral(r.Input) {
 				d.eph[r.Result] = r.Session
 			}
-			if strings.HasPrefix(r.Result, lockPath+"/") {
+			if strings.HasPrefix(r.Result, d.h.dir+"/") {
 				d.owner[r.Result] = r.Session
 				d.nodes[r.Session]++
 			}
@@ -238,7 +238,7 @@ func (h *harness) tree() []node {
 // tree a new server holds and the lock's directory with its ancestors.
 func (h *harness) leftovers() []node {
 	allowed := map[string]bool{"/": true, "/zookeeper": true, "/zookeeper/quota": true, "/zookeeper/config": true}
-	for p := lockPath; p != "/" && p != ""; p = p[:strings.LastIndexByte(p, '/')] {
+	for _, p := range ancestry(h.dir) {
 		allowed[p] = true
 	}
 	for _, p := range h.foreign {
@@ -270,7 +270,7 @@ func describeNodes(nodes []node) string {
 // watchedPaths describes where the server holds watches, among the paths
 // the case has used.
 func (h *harness) watchedPaths() string {
-	paths := map[string]bool{lockPath: true}
+	paths := map[string]bool{h.dir: true}
 	for _, n := range h.tree() {
 		paths[n.path] = true
 	}
@@ -316,7 +316,11 @@ func (h *harness) windDown() {
 		}
 	}
 	h.tick()
-	h.begin("wind-down: every fault is healed; each client finishes its round, unlocks and stops")
+	round := "finishes its round, unlocks and stops"
+	if !h.e.sub.isLock() {
+		round = "finishes its call, calls Stop if the recipe has one, and stops"
+	}
+	h.begin("wind-down: every fault is healed; each client " + round)
 	h.stopping = true
 	lastProgress, moves := h.now(), 0
 	wait := 100 * time.Millisecond
@@ -331,7 +335,11 @@ func (h *harness) windDown() {
 			return
 		}
 		if stalled := h.now() - lastProgress; stalled >= stallLimit || moves >= stallMoves {
-			h.begin(fmt.Sprintf("the clients have made %d moves in %v and none of them took or released the lock", moves, stalled.Round(time.Millisecond)))
+			what := "took or released the lock"
+			if !h.e.sub.isLock() {
+				what = "finished a call"
+			}
+			h.begin(fmt.Sprintf("the clients have made %d moves in %v and none of them %s", moves, stalled.Round(time.Millisecond), what))
 			h.stuck(stalled, moves)
 			return
 		}
@@ -354,7 +362,8 @@ func (h *harness) windDown() {
 			// Progress is a Lock or an Unlock that returned for good, or a
 			// client that stops; an Unlock that fails and is retried is
 			// not.
-			if r.point == pointLock || (r.point == pointLocked || r.point == pointUnlocked) && (r.err == nil || releaseSettled(r.err)) {
+			if r.point == pointLock || r.point == pointOp || r.point == pointOpReturned ||
+				(r.point == pointLocked || r.point == pointUnlocked) && (r.err == nil || releaseSettled(r.err)) {
 				lastProgress, moves = h.now(), 0
 			}
 			h.grant(s, r)
@@ -379,6 +388,10 @@ func (h *harness) allExited() bool {
 // stuck reports the liveness finding: who waits, and what the server holds
 // that could (or could not) wake them.
 func (h *harness) stuck(stalled time.Duration, moves int) {
+	if !h.e.sub.isLock() {
+		h.stuckOps(stalled, moves)
+		return
+	}
 	var waiting []string
 	for _, s := range h.slots {
 		switch s.phase {
@@ -401,11 +414,31 @@ func (h *harness) stuck(stalled time.Duration, moves int) {
 		who, stalled.Round(time.Millisecond), moves, lock, h.watchedPaths())
 }
 
+// stuckOps is stuck for a Recipe.
+func (h *harness) stuckOps(stalled time.Duration, moves int) {
+	var waiting []string
+	for _, s := range h.slots {
+		if s.call != "" {
+			waiting = append(waiting, fmt.Sprintf("%s's %s has not returned since step %d", s.name(), s.call, h.instantStep(s.acquireCall)))
+		}
+	}
+	who := "no client is in a call"
+	if len(waiting) > 0 {
+		who = strings.Join(waiting, ", ")
+	}
+	nodes := h.dir + " holds nothing"
+	if children := h.children(); len(children) > 0 {
+		nodes = h.dir + " holds " + describeNodes(children)
+	}
+	h.found(Liveness, "%s: with every fault healed, no call returned in %v and %d moves; %s; watches on the server: %s",
+		who, stalled.Round(time.Millisecond), moves, nodes, h.watchedPaths())
+}
+
 // children returns the nodes under the lock's directory.
 func (h *harness) children() []node {
 	var out []node
 	for _, n := range h.tree() {
-		if strings.HasPrefix(n.path, lockPath+"/") {
+		if strings.HasPrefix(n.path, h.dir+"/") {
 			out = append(out, n)
 		}
 	}
@@ -439,11 +472,18 @@ func (h *harness) finalChecks() {
 	h.tick()
 	h.begin("every client has unlocked and stopped; time passes for the sessions of crashed processes to expire")
 	h.background(2 * maxTimeout)
-	if left := h.leftovers(); len(left) > 0 {
-		h.found(Leak, "once every client had unlocked, the tree still holds %s", describeNodes(left))
+	h.checkSettled()
+	if h.finding != nil {
 		return
 	}
-	if n := h.srv.TotalWatches(); n > 0 {
+	if left := h.leftovers(); len(left) > 0 {
+		h.found(Leak, "once every client had %s, the tree still holds %s", map[bool]string{true: "unlocked", false: "stopped"}[h.e.sub.isLock()], describeNodes(left))
+		return
+	}
+	// A Recipe's reader may leave the watch it waits on armed when it
+	// stops (go-zookeeper v1.0.4 cannot remove a watch), until the node
+	// changes or the session closes: only a lock must leave none.
+	if n := h.srv.TotalWatches(); n > 0 && h.e.sub.isLock() {
 		h.found(Leak, "once every client had unlocked, the server still holds %d watch%s: %s", n, map[bool]string{true: "", false: "es"}[n == 1], h.watchedPaths())
 		return
 	}

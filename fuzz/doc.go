@@ -1,13 +1,24 @@
-// Package fuzz tests ZooKeeper locks by fuzzing them: it runs a lock many
-// times over, on the in-memory ZooKeeper of package zkfake, under a drawn
-// schedule of client moves and faults, and looks for what a lock must
-// never do.
+// Package fuzz tests ZooKeeper coordination recipes by fuzzing them: it
+// runs a recipe many times over, on the in-memory ZooKeeper of package
+// zkfake, under a drawn schedule of client moves and faults, and looks for
+// what the recipe must never do.
 //
-// [CheckMutex] does it from a test, [Run] from a program (cmd/zkfuzz is
-// one), and [Fuzz] gives `go test -fuzz` a target. The lock under test is
-// any [Locker] — Lock(ctx) and Unlock() — made by a [NewLocker] on the
-// zktest.Conn each simulated client passes it; a lock that hands out
-// fencing tokens also implements [Fencer].
+// [Check] does it from a test, [Run] from a program (cmd/zkfuzz is one),
+// and [Fuzz] gives `go test -fuzz` a target. What they fuzz is a [Target]:
+//   - a [Recipe] of your own: the handle each simulated client makes, the
+//     operations ([Op]) a client calls in its loop, each recording what it
+//     did ([Call.Record]), and the porcupine model the recorded history
+//     must satisfy (see "Any recipe" below);
+//   - [Election], the leader election described as such a Recipe, with
+//     [RecipeElection] for recipe.Election;
+//   - [Lock], a lock: any [Locker] — Lock(ctx) and Unlock() — made by a
+//     [NewLocker] on the zktest.Conn each simulated client passes it; a
+//     lock that hands out fencing tokens also implements [Fencer].
+//     [CheckMutex] is Check of a Lock.
+//
+// Most of what follows is told of a lock, the first target the harness
+// had; a Recipe gets the same cases, faults, detectors that apply to any
+// recipe, stories and fail files.
 //
 // # A case
 //
@@ -93,6 +104,38 @@
 // under testdata/rapid/<test name>/, which every later `go test` replays
 // first. GUIDs in node names are elided ("_c_…-") so the story of a lock
 // that draws them at random is the same every time.
+//
+// # Any recipe
+//
+// A [Recipe] client's loop: at each move the schedule lets it make, the
+// client asks its ops which are enabled now ([Op.Enabled]: a Resign only
+// while leading), the move's draw picks one, and the call gets no
+// deadline, a short one or a long one; the schedule may cancel a call that
+// waits, crash the process in the middle of one, or close its Conn. The
+// op records what it did for the model: [Call.Record] for an outcome
+// known between the call and its return, [Call.RecordUnknown] for one that
+// may come at any time after the call or never, [Call.Sessions] for what
+// each session the client had during the call may have done (a call that
+// waits may live through an expiry; a crash leaves every outcome open),
+// and [Call.Fence] writes to the fenced resource the harness keeps. When
+// the case winds down every client calls [Recipe.Stop] once and ends.
+//
+// The detectors that apply to any recipe: model (porcupine checks the
+// recorded history, with a linearizability.SessionExpiry for every
+// session the server ended, against Recipe.Model: the porcupine.Model of
+// [linearizability.ElectionModel], or one of your own); herd (a change
+// wakes more than one client that has a node in the recipe's directory,
+// or a client polls while it waits in a call); liveness (with every fault
+// healed, no call returns for a minute, or a call spins, or one runs on
+// after its Conn was closed); leak (nodes left in the tree once every
+// client stopped, or sessions and watches once every session closed — a
+// reader may leave the one watch it waits on armed until then, as
+// go-zookeeper cannot remove a watch); state-report ([Recipe.Check]: what a
+// handle says of itself contradicts its session, asked before each call);
+// convergence ([Recipe.Settled]: once everything has settled, what a
+// handle believes differs from what the server holds); and panic. The
+// fencing, unfenced-write and lock-state checks are the lock loop's. A
+// Recipe runs on the fake only.
 //
 // # A real ensemble
 //

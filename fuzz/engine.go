@@ -12,8 +12,8 @@ import (
 
 // engine runs the cases of one campaign: it is the property rapid checks.
 type engine struct {
-	newLocker NewLocker
-	cfg       Config
+	sub *subject // what the cases fuzz
+	cfg Config
 	// ctx, when set, ends the campaign early: cases return at once.
 	ctx context.Context
 
@@ -48,8 +48,8 @@ type engine struct {
 	lagFromStart bool
 }
 
-func newEngine(newLocker NewLocker, cfg Config) *engine {
-	return &engine{newLocker: newLocker, cfg: cfg, html: map[string]string{}}
+func newEngine(sub *subject, cfg Config) *engine {
+	return &engine{sub: sub, cfg: cfg, html: map[string]string{}}
 }
 
 // property runs one case. The case itself runs inside a testing/synctest

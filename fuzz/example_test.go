@@ -11,7 +11,7 @@ import (
 	"github.com/zksim/zksim/zkfake/zktest"
 )
 
-// The built-in broken locks, and what finds each.
+// The built-in broken locks and elections, and what finds each.
 func ExampleMutants() {
 	for _, m := range fuzz.Mutants() {
 		fmt.Printf("%s: %s\n", m.Name, m.Detector)
@@ -31,6 +31,10 @@ func ExampleMutants() {
 	// closed-retry: liveness
 	// forget-guid: liveness
 	// listing-order: mutual-exclusion
+	// election-herd: herd
+	// election-exists: model
+	// election-split-brain: state-report
+	// election-stale-observer: convergence
 }
 
 // A test of a lock of your own: any type with Lock(ctx) and Unlock(), made
@@ -48,7 +52,7 @@ func ExampleCheckMutex() {
 
 // A campaign from a program, as cmd/zkfuzz runs it.
 func ExampleRun() {
-	report, err := fuzz.Run(context.Background(), fuzz.RecipeMutex, fuzz.Config{Cases: 500, Seed: 7})
+	report, err := fuzz.Run(context.Background(), fuzz.Lock(fuzz.RecipeMutex), fuzz.Config{Cases: 500, Seed: 7})
 	if err != nil {
 		log.Fatal(err)
 	}

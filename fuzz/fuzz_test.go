@@ -33,6 +33,23 @@ func TestRecipeMutex(t *testing.T) {
 	}
 }
 
+// TestRecipeElection runs the project's leader election through
+// campaigns of every size of client group, as TestRecipeMutex does the
+// lock. A longer run: go test ./fuzz -run TestRecipeElection -rapid.checks=5000.
+func TestRecipeElection(t *testing.T) {
+	for _, n := range []int{2, 3, 5, 8} {
+		t.Run(fmt.Sprintf("clients=%d", n), func(t *testing.T) {
+			Check(t, Election(RecipeElection), WithClients(n))
+		})
+	}
+}
+
+// TestSoundQueueElection holds the queue lock's election, which two of
+// the election mutants break, to the election's campaign.
+func TestSoundQueueElection(t *testing.T) {
+	Check(t, Election(queueElector(sound)))
+}
+
 // soundQueueLock is the lock the queue mutants share, without a mistake.
 func soundQueueLock(conn zktest.Conn, path string) Locker {
 	return &queueLock{conn: conn, dir: path}
@@ -81,6 +98,13 @@ var mutantBudgets = map[string]int{
 	"closed-retry":          40,
 	"forget-guid":           700,
 	"listing-order":         60,
+	// The elections'.
+	"election-herd":           2000,
+	"election-exists":         2000,
+	"election-split-brain":    2000,
+	"election-stale-observer": 2000,
+	// The example of a recipe of one's own (example_recipe_test.go).
+	"first-to-create": 2000,
 }
 
 // byDetector accepts the findings of detector d.
@@ -113,10 +137,10 @@ func mutantSeeds() uint64 {
 // that the count of cases to the first finding can be read. A mutant whose
 // mistake also trips other detectors (Mutant.Also) is counted by its own.
 func TestMutantsFound(t *testing.T) {
-	if len(mutantBudgets) != len(Mutants()) {
-		t.Fatalf("%d budgets for %d mutants", len(mutantBudgets), len(Mutants()))
+	if len(mutantBudgets) != len(withExamples()) {
+		t.Fatalf("%d budgets for %d mutants and examples", len(mutantBudgets), len(withExamples()))
 	}
-	for _, m := range Mutants() {
+	for _, m := range withExamples() {
 		t.Run(m.Name, func(t *testing.T) {
 			budget, ok := mutantBudgets[m.Name]
 			if !ok {
@@ -127,7 +151,7 @@ func TestMutantsFound(t *testing.T) {
 				o(&cfg)
 			}
 			for seed := uint64(1); seed <= mutantSeeds(); seed++ {
-				e := newEngine(m.New, cfg.normalized())
+				e := newEngine(m.Target.subject(), cfg.normalized())
 				e.survey, e.surveyFor = true, byDetector(m.Detector)
 				start := time.Now()
 				withRapid(t, budget, seed, func() { rapid.Check(t, e.property) })
@@ -269,7 +293,7 @@ func TestDetectorsFindTheirBugs(t *testing.T) {
 			for _, o := range c.opts {
 				o(&cfg)
 			}
-			e := newEngine(c.newLocker, cfg.normalized())
+			e := newEngine(Lock(c.newLocker).subject(), cfg.normalized())
 			e.survey = true
 			withRapid(t, c.budget, 1, func() { rapid.Check(t, e.property) })
 			f := e.lastFinding()
@@ -289,15 +313,15 @@ func TestDetectorsFindTheirBugs(t *testing.T) {
 // log — as strings: the harness, not the Go scheduler, decides what
 // happens. A different seed gives different cases.
 func TestSameSeedSameHistory(t *testing.T) {
-	lockers := map[string]NewLocker{"sound queue lock": soundQueueLock, "recipe.Mutex": RecipeMutex}
+	targets := map[string]Target{"sound queue lock": Lock(soundQueueLock), "recipe.Mutex": Lock(RecipeMutex), "recipe.Election": Election(RecipeElection)}
 	for _, m := range Mutants() {
-		lockers[m.Name] = m.New
+		targets[m.Name] = m.Target
 	}
-	for name, newLocker := range lockers {
+	for name, target := range targets {
 		t.Run(name, func(t *testing.T) {
 			run := func(seed uint64) []string {
 				var transcripts []string
-				e := newEngine(newLocker, Config{}.normalized())
+				e := newEngine(target.subject(), Config{}.normalized())
 				e.survey = true
 				e.onCase = func(s string) { transcripts = append(transcripts, s) }
 				withRapid(t, sameSeedCases(), seed, func() { rapid.Check(t, e.property) })
@@ -332,7 +356,7 @@ func TestSameSeedSameHistory(t *testing.T) {
 // watches re-armed), which is the path where a holder goes from suspended
 // back to held.
 func TestPartitionsEndBothWays(t *testing.T) {
-	e := newEngine(soundQueueLock, Config{}.normalized())
+	e := newEngine(Lock(soundQueueLock).subject(), Config{}.normalized())
 	e.countOnly = true
 	withRapid(t, 300, 1, func() { rapid.Check(t, e.property) })
 	f := e.faultCounts()
@@ -358,11 +382,11 @@ func TestHelperCheckMutex(t *testing.T) {
 	if name == "" {
 		t.Skip("runs only as TestCheckMutexFailsAndReplays's child")
 	}
-	m, ok := MutantByName(name)
+	m, ok := mutantOrExample(name)
 	if !ok {
 		t.Fatalf("no mutant %q", name)
 	}
-	CheckMutex(t, m.New, append(m.Options, WithHTMLDir(os.Getenv("ZKFUZZ_HELPER_HTML")))...)
+	Check(t, m.Target, append(m.Options, WithHTMLDir(os.Getenv("ZKFUZZ_HELPER_HTML")))...)
 }
 
 // TestCheckMutexFailsAndReplays runs CheckMutex against every mutant in a
@@ -374,7 +398,7 @@ func TestCheckMutexFailsAndReplays(t *testing.T) {
 	if testing.Short() {
 		t.Skip("shrinks a finding of every mutant in child processes")
 	}
-	for i, m := range Mutants() {
+	for i, m := range withExamples() {
 		t.Run(m.Name, func(t *testing.T) {
 			if raceEnabled && i%3 != 0 {
 				t.Skip("a third of the mutants under the race detector; make test runs them all without it")
@@ -434,7 +458,7 @@ func TestCheckMutexFailsAndReplays(t *testing.T) {
 // mutant's one-second wait often enough that a few cases find it.
 func TestEnsembleFindsTimedWait(t *testing.T) {
 	m, _ := MutantByName("timed-wait")
-	e := newEngine(m.New, Config{Servers: ensemble.Servers(t)}.normalized())
+	e := newEngine(m.Target.subject(), Config{Servers: ensemble.Servers(t)}.normalized())
 	e.survey = true
 	e.realCampaign(t, 8, 1)
 	f := e.lastFinding()
@@ -479,7 +503,7 @@ func TestModeIsExplicit(t *testing.T) {
 // TestRunRefusesTests checks that Run, which runs a campaign as a test
 // suite of its own, refuses to run inside a test binary.
 func TestRunRefusesTests(t *testing.T) {
-	if _, err := Run(t.Context(), RecipeMutex, Config{}); !errors.Is(err, ErrInTest) {
+	if _, err := Run(t.Context(), Lock(RecipeMutex), Config{}); !errors.Is(err, ErrInTest) {
 		t.Fatalf("Run in a test: %v, want ErrInTest", err)
 	}
 }
@@ -506,5 +530,5 @@ func FuzzRecipeMutex(f *testing.F) {
 		}
 		f.Add(input)
 	}
-	f.Fuzz(Fuzz(RecipeMutex))
+	f.Fuzz(Fuzz(Lock(RecipeMutex)))
 }

@@ -33,6 +33,10 @@ const (
 	pointReentered                // holding: a reentrant Lock returned (err set)
 	pointReleft                   // holding: the reentrant Unlock returned (err set)
 	pointUnlockAgain              // an Unlock is under way: about to call it again from another goroutine
+	// The points of a Recipe's client loop come last (see onPoint).
+	pointOp         // about to call one of the recipe's ops, or Stop
+	pointOpReturned // the op returned (err set)
+	pointFence      // an op writes to the fenced resource (token set)
 )
 
 func (p point) String() string {
@@ -53,6 +57,12 @@ func (p point) String() string {
 		return "releft"
 	case pointUnlockAgain:
 		return "unlock again"
+	case pointOp:
+		return "op"
+	case pointOpReturned:
+		return "op returned"
+	case pointFence:
+		return "fence"
 	}
 	return "call"
 }
@@ -71,10 +81,18 @@ type request struct {
 	// how is the way the client takes the step the harness grants at a
 	// point (see how); at pointLocked, the way Lock was called, and got
 	// whether it took the lock (a TryLock may not).
-	how  how
-	got  bool
-	step int // the story step in which the harness granted it
-	at   time.Time
+	how how
+	got bool
+	// At pointOp: the ops the client may call (indices in the recipe's
+	// Ops), and, set by the harness, the op to call or whether to stop.
+	// At pointOpReturned: the call, with what it recorded, and whether it
+	// was the Stop.
+	enabled []int
+	op      int
+	stop    bool
+	call    *Call
+	step    int // the story step in which the harness granted it
+	at      time.Time
 	// grant receives true to go on, false to stop (a point of a client
 	// that is told to stop or has crashed).
 	grant chan bool

@@ -115,7 +115,7 @@ func TestNeverHang(t *testing.T) {
 		{"a goroutine outlives its Conn", queue(func(q *queueLock) Locker { return poller{q} }), Leak, []string{"kept running after its Conn was closed", "exists " + lockPath + "/"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			e := newEngine(c.newLocker, Config{}.normalized())
+			e := newEngine(Lock(c.newLocker).subject(), Config{}.normalized())
 			// Some of these lockers have other faults too (an Unlock that
 			// always fails leaves a hold its next Lock re-enters): the
 			// one looked for here is their hanging.

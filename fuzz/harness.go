@@ -132,6 +132,9 @@ type slot struct {
 	revoked bool
 	// lockReturned is when the client's last Lock or TryLock returned.
 	lockReturned linearizability.Instant
+	// call names a Recipe client's operation in progress, when it is in
+	// one (phaseLocking).
+	call string
 }
 
 func (s *slot) name() string { return fmt.Sprintf("client %d", s.id+1) }
@@ -150,7 +153,9 @@ type incarnation struct {
 	n       int
 	conn    *zkfake.Conn
 	gated   *gatedConn
-	locker  Locker
+	locker  Locker // a lock's
+	handle  any    // or a Recipe's
+	srv     *zkfake.Server
 	ctx     context.Context
 	cancel  context.CancelFunc
 	done    chan struct{}
@@ -181,9 +186,14 @@ type incarnation struct {
 	locksAfterClose int
 	// callsAfterClose counts the requests made on the Conn once closed.
 	callsAfterClose int
+	// stopped: a Recipe client has been told to stop and made its Stop
+	// call.
+	stopped bool
 
 	// cancelLock cancels the Lock in progress; guarded by mu.
 	cancelLock context.CancelFunc
+	// call is a Recipe client's call in progress; guarded by mu.
+	call *Call
 	// heard is what the locker's state listener heard, if it has one.
 	heard stateHeard
 }
@@ -278,6 +288,7 @@ type harness struct {
 	e       *engine
 	t       *rapid.T
 	srv     *zkfake.Server
+	dir     string // the directory of the lock's or the recipe's nodes
 	start   time.Time
 	fencing bool
 	slots   []*slot
@@ -347,8 +358,9 @@ type caseResult struct {
 func runCase(t *rapid.T, e *engine) *caseResult {
 	cfg := e.cfg
 	clients := rapid.IntRange(minClients, cfg.Clients).Draw(t, "clients")
-	fencing := cfg.Fencing == FencingAlways
-	if cfg.Fencing == FencingDrawn {
+	// A Recipe's ops fence their writes themselves (Call.Fence).
+	fencing := cfg.Fencing == FencingAlways && e.sub.isLock()
+	if cfg.Fencing == FencingDrawn && e.sub.isLock() {
 		fencing = rapid.Bool().Draw(t, "fencing")
 	}
 	seed := rapid.Uint64().Draw(t, "server seed")
@@ -383,6 +395,7 @@ func runCase(t *rapid.T, e *engine) *caseResult {
 		e:        e,
 		t:        t,
 		srv:      zkfake.NewServer(zkfake.WithSeed(seed), zkfake.WithTickTime(tickTime), zkfake.WithEnsemble(members), zkfake.WithShuffledChildren()),
+		dir:      e.sub.path,
 		members:  members,
 		lagging:  map[int]bool{},
 		taken:    map[delivery]bool{},
@@ -397,13 +410,18 @@ func runCase(t *rapid.T, e *engine) *caseResult {
 	if members > 1 {
 		where = fmt.Sprintf("an ensemble of %d (sessions go to its members in turn)", members)
 	}
-	h.begin(fmt.Sprintf("%d clients start on %s, each with a session of its own%s, and loop: Lock, critical section%s, Unlock", clients, where, describeLong(long), map[bool]string{true: " (writing to a fenced resource)", false: ""}[fencing]))
+	loop := fmt.Sprintf("Lock, critical section%s, Unlock", map[bool]string{true: " (writing to a fenced resource)", false: ""}[fencing])
+	if !e.sub.isLock() {
+		loop = e.sub.describeLoop()
+	}
+	h.begin(fmt.Sprintf("%d clients start on %s, each with a session of its own%s, and loop: %s", clients, where, describeLong(long), loop))
 	// The lock's directory may hold children that are no contenders:
 	// names without a sequence number, one whose ten digits are no int32,
 	// so no sequence number ZooKeeper makes, and names like a lock's
 	// protected nodes (go-zookeeper's "_c_<guid>-", kazoo's "__lock__")
-	// ending in no number ZooKeeper makes.
-	if foreign := rapid.Bool().Draw(t, "foreign children"); foreign || sequence != 0 {
+	// ending in no number ZooKeeper makes. A Recipe's directory holds its
+	// own nodes only: what a foreign child means is the recipe's call.
+	if foreign := e.sub.isLock() && rapid.Bool().Draw(t, "foreign children"); foreign || sequence != 0 {
 		if foreign {
 			lookalike := lockPath + "/_c_" + strings.Repeat("0", 32) + "-__lock__"
 			h.foreign = []string{lockPath + "/readme", lockPath + "/leader.json", lockPath + "/snapshot-9999999999",
@@ -451,25 +469,34 @@ func runCase(t *rapid.T, e *engine) *caseResult {
 func (h *harness) prepareDirectory(n int32) {
 	admin := h.ownSession()
 	var err error
-	parent := lockPath[:strings.LastIndexByte(lockPath, '/')]
-	for _, p := range append([]string{parent, lockPath}, h.foreign...) {
+	for _, p := range append(ancestry(h.dir), h.foreign...) {
 		if err == nil {
 			_, err = admin.Create(p, nil, 0, zk.WorldACL(zk.PermAll))
 		}
 	}
 	if err == nil && n != 0 {
-		err = h.srv.SetSequence(lockPath, n)
+		err = h.srv.SetSequence(h.dir, n)
 	}
 	if err != nil {
-		panic(fmt.Sprintf("zkfuzz: preparing %s: %v", lockPath, err))
+		panic(fmt.Sprintf("zkfuzz: preparing %s: %v", h.dir, err))
 	}
 	admin.Close()
 	if len(h.foreign) > 0 {
-		h.note("%s is made, with children that are no contenders: %s", lockPath, strings.Join(h.foreign, ", "))
+		h.note("%s is made, with children that are no contenders: %s", h.dir, strings.Join(h.foreign, ", "))
 	}
 	if n != 0 {
-		h.note("%s's sequence counter is set to %d", lockPath, n)
+		h.note("%s's sequence counter is set to %d", h.dir, n)
 	}
+}
+
+// ancestry returns path's ancestors below the root, outermost first, and
+// path itself.
+func ancestry(path string) []string {
+	var out []string
+	for p := path; p != "/" && p != ""; p = p[:strings.LastIndexByte(p, '/')] {
+		out = append([]string{p}, out...)
+	}
+	return out
 }
 
 // describeLong says which clients have long sessions.
@@ -507,13 +534,18 @@ func (h *harness) spawn(s *slot) {
 		killed:  make(chan struct{}),
 		row:     len(h.incs),
 		fencing: h.fencing,
+		srv:     h.srv,
 	}
 	inc.gated = newGatedConn(inc, conn, newLeash(h.end))
 	s.inc = inc
-	s.phase, s.inCS, s.polls, s.lastOK = phaseIdle, false, 0, false
+	s.phase, s.inCS, s.polls, s.lastOK, s.call = phaseIdle, false, 0, false, ""
 	h.incs = append(h.incs, inc)
 	h.noteSession(inc)
-	go inc.run(h.e.newLocker)
+	if h.e.sub.isLock() {
+		go inc.run(h.e.sub.newLocker)
+	} else {
+		go inc.runOps(h.e.sub)
+	}
 }
 
 // noteSession remembers which client a session belongs to, for the story.
@@ -672,6 +704,9 @@ func (h *harness) grant(s *slot, r *request) {
 // onPoint keeps the books at a point of s's loop and says whether the
 // client goes on.
 func (h *harness) onPoint(s *slot, r *request) bool {
+	if r.point >= pointOp {
+		return h.onOpPoint(s, r)
+	}
 	inc := s.inc
 	switch r.point {
 	case pointLock:
@@ -900,14 +935,14 @@ func (h *harness) write(s *slot) {
 
 // add records an operation of row (a process's number, or one of the rows
 // that are no client's), told in the current step.
-func (h *harness) add(row int, in linearizability.MutexInput, out any, call, ret linearizability.Instant) {
+func (h *harness) add(row int, in, out any, call, ret linearizability.Instant) {
 	h.rec.Add(row, in, out, call, ret)
 	h.opSteps = append(h.opSteps, h.cur.index+1)
 }
 
 // addUnknown records an operation of the process numbered row whose
 // outcome the client never learns, told in the current step.
-func (h *harness) addUnknown(row int, in linearizability.MutexInput, call linearizability.Instant) {
+func (h *harness) addUnknown(row int, in any, call linearizability.Instant) {
 	h.rec.AddUnknown(row, in, call)
 	h.opSteps = append(h.opSteps, h.cur.index+1)
 }
@@ -973,7 +1008,7 @@ func (h *harness) teardown() {
 	h.closeAdmin()
 	for _, s := range h.slots {
 		if inc := s.inc; !inc.isDead() {
-			inc.gated.leash.ended(phaseCall(s.phase))
+			inc.gated.leash.ended(s.inCall())
 			inc.conn.Close()
 		}
 	}

@@ -64,7 +64,7 @@ func TestHerdAttributesLateWakeups(t *testing.T) {
 func TestHerdWithLaggingFollowers(t *testing.T) {
 	m, _ := MutantByName("herd")
 	for seed := uint64(1); seed <= 3; seed++ {
-		e := newEngine(m.New, Config{}.normalized())
+		e := newEngine(m.Target.subject(), Config{}.normalized())
 		e.survey, e.lagFromStart = true, true
 		e.surveyFor = func(f *Finding) bool {
 			return f.Detector == Herd && strings.Contains(f.Summary, "(late, at step")

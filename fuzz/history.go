@@ -79,6 +79,9 @@ func (c *caseResult) history() linearizability.History {
 // session. What must hold is that no order of releases and expiries lets
 // the acquisitions, and then the writes, be what they were.
 func (c *caseResult) checkHistory() *Finding {
+	if c.h != nil && !c.h.e.sub.isLock() {
+		return c.checkModel()
+	}
 	if len(c.ops) == 0 {
 		return nil
 	}
@@ -106,6 +109,7 @@ type historyVerdict struct {
 	finding    *Finding
 	withWrites bool // the writes break it, not the lock alone
 	tokens     bool // the tokens break it: without them the lock is fine
+	model      bool // a Recipe's model finds it
 	explained  bool
 }
 
@@ -122,7 +126,11 @@ func (c *caseResult) explainFinding(f *Finding) {
 		return
 	}
 	v.explained = true
-	if s := c.explain(v.withWrites, v.tokens); s != "" {
+	explain := func() string { return c.explain(v.withWrites, v.tokens) }
+	if v.model {
+		explain = c.explainModel
+	}
+	if s := explain(); s != "" {
 		f.Summary = stable(s + " (" + f.Summary + ")")
 		f.Story = c.story() + "✗ " + string(f.Detector) + ": " + f.Summary + "\n"
 	}
@@ -186,6 +194,9 @@ func (c *caseResult) historyFinding(d Detector, summary string) *Finding {
 
 // writeHTML writes porcupine's visualization of the case's history to dir.
 func (c *caseResult) writeHTML(dir string) (string, error) {
+	if c.h != nil && !c.h.e.sub.isLock() {
+		return c.modelHTML(dir)
+	}
 	res, err := linearizability.CheckMutex(c.checked(true), checkTimeout)
 	if err != nil {
 		return "", err

@@ -146,9 +146,12 @@ func (l *leash) take() *runaway {
 	return l.caught
 }
 
-// phaseCall names the call of the client loop in phase p, "" if none.
-func phaseCall(p phase) string {
-	switch p {
+// inCall names the call of the client loop the client is in, "" if none.
+func (s *slot) inCall() string {
+	if s.call != "" {
+		return s.call
+	}
+	switch s.phase {
 	case phaseLocking:
 		return "Lock"
 	case phaseUnlocking:
@@ -171,9 +174,9 @@ func (h *harness) reportRunaways() {
 		name := incName(inc)
 		call := r.call
 		if !r.dead && inc == inc.slot.inc {
-			call = phaseCall(inc.slot.phase)
+			call = inc.slot.inCall()
 		}
-		who := fmt.Sprintf("a goroutine of %s's locker", name)
+		who := fmt.Sprintf("a goroutine of %s's %s", name, h.e.sub.handleName())
 		if call != "" {
 			who = fmt.Sprintf("%s's %s did not return:", name, call)
 		}

@@ -14,16 +14,17 @@ import (
 	"github.com/zksim/zksim/zkfake/zktest"
 )
 
-// Mutant is a deliberately broken lock: the campaign must find each one,
-// with the detector named.
+// Mutant is a deliberately broken lock or election: the campaign must
+// find each one, with the detector named.
 type Mutant struct {
-	// Name selects the mutant in cmd/zkfuzz (-locker=NAME).
+	// Name selects the mutant in cmd/zkfuzz (-recipe=NAME).
 	Name string
 	// Bug says what is wrong with it.
 	Bug string
 	// Detector is what finds it.
 	Detector Detector
-	New      NewLocker
+	// Target is the broken recipe, to fuzz.
+	Target Target
 	// Options are what a campaign needs to see the bug rather than
 	// another one the mutant also has.
 	Options []Option
@@ -31,50 +32,54 @@ type Mutant struct {
 	// before Detector does: a queue ordered wrongly deadlocks as often as
 	// it lets two in.
 	Also []Detector
+	// Recipe names what it breaks: "mutex" or "election".
+	Recipe string
 }
 
-// Mutants returns the built-in broken locks. Each is a small lock written
-// the way people write them, with one classic mistake; the queue lock they
-// share is otherwise sound (a test holds it to the same campaign as
-// recipe.Mutex).
+// Mutants returns the built-in broken locks, then the broken elections.
+// Each lock is a small lock written the way people write them, with one
+// classic mistake; the queue lock they share is otherwise sound (a test
+// holds it to the same campaign as recipe.Mutex). Each election breaks
+// recipe.Election, or an election on the queue lock, in one way.
 func Mutants() []Mutant {
-	queue := func(v variant) NewLocker {
-		return func(conn zktest.Conn, path string) Locker { return &queueLock{conn: conn, dir: path, v: v} }
+	queue := func(v variant) Target {
+		return Lock(func(conn zktest.Conn, path string) Locker { return &queueLock{conn: conn, dir: path, v: v} })
 	}
-	return []Mutant{
-		{"herd", "waits on the whole children list (a child watch on the lock's directory), so every release wakes every waiter", Herd, queue(watchChildren), nil, nil},
+	locks := []Mutant{
+		{"herd", "waits on the whole children list (a child watch on the lock's directory), so every release wakes every waiter", Herd, queue(watchChildren), nil, nil, "mutex"},
 		// A Lock given up leaves its watch on the directory, which
 		// nothing ever fires: a leak.
-		{"wrong-watch", "watches the lock directory's data instead of the node just ahead, and children coming and going never change it", Liveness, queue(watchDirectory), nil, []Detector{Leak}},
-		{"no-relist", "takes the deletion of the node ahead as the lock without listing again, though that node may have been a waiter that left", MutualExclusion, queue(noRelist), nil, nil},
+		{"wrong-watch", "watches the lock directory's data instead of the node just ahead, and children coming and going never change it", Liveness, queue(watchDirectory), nil, []Detector{Leak}, "mutex"},
+		{"no-relist", "takes the deletion of the node ahead as the lock without listing again, though that node may have been a waiter that left", MutualExclusion, queue(noRelist), nil, nil, "mutex"},
 		// With more than one waiter, two of them can end up behind the
 		// same node, as names sort by GUID: a herd, which two clients
 		// avoid.
-		{"whole-name-order", "orders the protected names by the whole name, whose random GUID comes first, instead of by the sequence number", MutualExclusion, queue(wholeNameOrder), []Option{WithClients(2)}, nil},
+		{"whole-name-order", "orders the protected names by the whole name, whose random GUID comes first, instead of by the sequence number", MutualExclusion, queue(wholeNameOrder), []Option{WithClients(2)}, nil, "mutex"},
 		// With more than one waiter, every waiter watches the one node and
 		// a release wakes them all: a herd, which two clients avoid.
-		{"check-then-create", "checks that a plain (persistent) node is missing, then creates it: a crashed holder's node stays for ever", Liveness, func(conn zktest.Conn, path string) Locker {
+		{"check-then-create", "checks that a plain (persistent) node is missing, then creates it: a crashed holder's node stays for ever", Liveness, Lock(func(conn zktest.Conn, path string) Locker {
 			return &nodeLock{conn: conn, dir: path, flags: 0, wait: true}
-		}, []Option{WithClients(2)}, nil},
-		{"timed-wait", "waits for the node ahead with a timeout, and reports the lock acquired when the wait times out", MutualExclusion, queue(timedWait), nil, nil},
-		{"wrong-unlock", "Unlock deletes the first node in the queue, assuming it is its own, which after a session expiry is another client's", MutualExclusion, queue(deleteFirst), nil, nil},
-		{"plain-retry", "creates a plain (unprotected) sequential node and retries the create after a lost reply, leaving the first node waiting for nobody", Liveness, queue(plainRetry), nil, nil},
+		}), []Option{WithClients(2)}, nil, "mutex"},
+		{"timed-wait", "waits for the node ahead with a timeout, and reports the lock acquired when the wait times out", MutualExclusion, queue(timedWait), nil, nil, "mutex"},
+		{"wrong-unlock", "Unlock deletes the first node in the queue, assuming it is its own, which after a session expiry is another client's", MutualExclusion, queue(deleteFirst), nil, nil, "mutex"},
+		{"plain-retry", "creates a plain (unprotected) sequential node and retries the create after a lost reply, leaving the first node waiting for nobody", Liveness, queue(plainRetry), nil, nil, "mutex"},
 		// The spin lock also deletes its node of a fixed name without a
 		// version: an Unlock queued while its client is cut off goes out
 		// on the session that replaced the expired one (go-zookeeper sends
 		// what is queued once it has a session again) and deletes the
 		// next holder's node.
-		{"spin", "a polling spin lock: tries to create the lock node, and on failure sleeps and tries again", Herd, func(conn zktest.Conn, path string) Locker {
+		{"spin", "a polling spin lock: tries to create the lock node, and on failure sleeps and tries again", Herd, Lock(func(conn zktest.Conn, path string) Locker {
 			return &nodeLock{conn: conn, dir: path, flags: zk.FlagEphemeral}
-		}, nil, []Detector{MutualExclusion}},
+		}), nil, []Detector{MutualExclusion}, "mutex"},
 		// The four that follow are recipe.Mutex's own old defects, each
 		// put back into the queue lock.
-		{"reenter-failed-unlock", "an Unlock that cannot confirm its Delete keeps the hold, and the next Lock re-enters it at once; the Delete still queued in the client applies later and the next waiter takes the lock too", MutualExclusion, queue(reenterFailedUnlock), nil, nil},
-		{"sequence-wrap", "reads the last ten characters of a name as the sequence number, so past the counter's int32 wrap (\"-2147483647\") the newest contender sorts first", MutualExclusion, queue(lastTenDigits), nil, []Detector{Liveness, Leak}},
-		{"closed-retry", "takes zk.ErrConnectionClosed from a closed Conn for a connection loss, and retries for 15s before it gives up", Liveness, queue(retryClosed), nil, nil},
-		{"forget-guid", "after a create whose reply was lost, takes one listing without its GUID to mean the create never applied, and queues with a new GUID; the first node shows up later, owned by the live session, and blocks the queue", Liveness, queue(forgetGUID), nil, nil},
-		{"listing-order", "names nodes plainly (\"lock-<seq>\") and takes the order ZooKeeper lists them in for the queue's order; ZooKeeper lists children in no particular order", MutualExclusion, queue(listingOrder), nil, []Detector{Liveness, Leak}},
+		{"reenter-failed-unlock", "an Unlock that cannot confirm its Delete keeps the hold, and the next Lock re-enters it at once; the Delete still queued in the client applies later and the next waiter takes the lock too", MutualExclusion, queue(reenterFailedUnlock), nil, nil, "mutex"},
+		{"sequence-wrap", "reads the last ten characters of a name as the sequence number, so past the counter's int32 wrap (\"-2147483647\") the newest contender sorts first", MutualExclusion, queue(lastTenDigits), nil, []Detector{Liveness, Leak}, "mutex"},
+		{"closed-retry", "takes zk.ErrConnectionClosed from a closed Conn for a connection loss, and retries for 15s before it gives up", Liveness, queue(retryClosed), nil, nil, "mutex"},
+		{"forget-guid", "after a create whose reply was lost, takes one listing without its GUID to mean the create never applied, and queues with a new GUID; the first node shows up later, owned by the live session, and blocks the queue", Liveness, queue(forgetGUID), nil, nil, "mutex"},
+		{"listing-order", "names nodes plainly (\"lock-<seq>\") and takes the order ZooKeeper lists them in for the queue's order; ZooKeeper lists children in no particular order", MutualExclusion, queue(listingOrder), nil, []Detector{Liveness, Leak}, "mutex"},
 	}
+	return append(locks, electionMutants()...)
 }
 
 // MutantByName returns the mutant called name.
@@ -104,6 +109,7 @@ const (
 	retryClosed
 	forgetGUID
 	listingOrder
+	existsLeads
 )
 
 // errLost is what a mutant's Unlock returns when its node was already gone.
@@ -408,7 +414,7 @@ func (l *queueLock) await(ctx context.Context) (bool, error) {
 		if i < 0 {
 			return false, nil
 		}
-		if i == 0 {
+		if i == 0 || l.v == existsLeads {
 			return l.took(ctx)
 		}
 		pred := l.dir + "/" + queue[i-1]

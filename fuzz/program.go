@@ -19,11 +19,11 @@ import (
 	"pgregory.net/rapid"
 )
 
-// ErrInTest is returned by Run inside a test binary: there, call CheckMutex
+// ErrInTest is returned by Run inside a test binary: there, call Check
 // with the test's own *testing.T.
-var ErrInTest = errors.New("fuzz: Run is for programs; a test calls CheckMutex")
+var ErrInTest = errors.New("fuzz: Run is for programs; a test calls Check")
 
-// Run runs a campaign from a program, as CheckMutex does from a test, and
+// Run runs a campaign from a program, as Check does from a test, and
 // reports what it found. It stops early when ctx is done.
 //
 // Cases need a *testing.T: testing/synctest, which gives them virtual time
@@ -34,7 +34,7 @@ var ErrInTest = errors.New("fuzz: Run is for programs; a test calls CheckMutex")
 // redirects os.Stdout (where the testing package prints) to cfg.Output; it
 // is not safe to call Run concurrently, nor from a test binary, whose own
 // testing state it would disturb (there it returns ErrInTest).
-func Run(ctx context.Context, newLocker NewLocker, cfg Config) (Report, error) {
+func Run(ctx context.Context, target Target, cfg Config) (Report, error) {
 	if testing.Testing() {
 		return Report{}, ErrInTest
 	}
@@ -42,7 +42,10 @@ func Run(ctx context.Context, newLocker NewLocker, cfg Config) (Report, error) {
 	if cfg.Seed == 0 {
 		cfg.Seed = rand.Uint64() | 1
 	}
-	e := newEngine(newLocker, cfg)
+	e := newEngine(target.subject(), cfg)
+	if len(cfg.Servers) > 0 && !e.sub.isLock() {
+		return Report{}, fmt.Errorf("fuzz: the %s recipe runs on the fake only; a real ensemble runs the lock loop", e.sub.name)
+	}
 	e.ctx = ctx
 
 	restore, err := setRapidFlags(cfg)

@@ -239,7 +239,7 @@ func (c *realCase) spawn(k int) {
 		c.clients = append(c.clients, cl)
 	}
 	c.mu.Unlock()
-	cl.locker = c.e.newLocker(conn, c.lock)
+	cl.locker = c.e.sub.newLocker(conn, c.lock)
 	go cl.watch(events)
 	go cl.loop()
 }

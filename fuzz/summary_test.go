@@ -17,18 +17,18 @@ import (
 func TestSummariesNameSteps(t *testing.T) {
 	tokenless := func(conn zktest.Conn, path string) Locker { return tokenless{&queueLock{conn: conn, dir: path}} }
 	for _, c := range []struct {
-		name      string
-		newLocker NewLocker
-		opts      []Option
-		detector  Detector
-		budget    int
-		want      *regexp.Regexp
+		name     string
+		target   Target
+		opts     []Option
+		detector Detector
+		budget   int
+		want     *regexp.Regexp
 	}{
 		{"no-relist", mutant(t, "no-relist"), nil, MutualExclusion, 400,
 			regexp.MustCompile(`^client \d.* (acquired|entered its critical section) at step \d+ with token \d+( while client \d.* (had held|had been in its own) since step \d+ with token \d+|, no newer than token \d+ that client \d.* got at step \d+)`)},
 		{"wrong-watch", mutant(t, "wrong-watch"), nil, Liveness, 20,
 			regexp.MustCompile(`^client \d's Lock has not returned since step \d+`)},
-		{"no fencing token", tokenless, []Option{WithFencing(FencingAlways)}, UnfencedWrite, 300,
+		{"no fencing token", Lock(tokenless), []Option{WithFencing(FencingAlways)}, UnfencedWrite, 300,
 			regexp.MustCompile(`^client \d wrote to the protected resource at step \d+ (after its session 0x[0-9a-f]+ had expired at step \d+|and client \d.* had acquired at step \d+)`)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -36,7 +36,7 @@ func TestSummariesNameSteps(t *testing.T) {
 			for _, o := range c.opts {
 				o(&cfg)
 			}
-			e := newEngine(c.newLocker, cfg.normalized())
+			e := newEngine(c.target.subject(), cfg.normalized())
 			e.survey, e.surveyFor = true, byDetector(c.detector)
 			withRapid(t, c.budget, 1, func() { rapid.Check(t, e.property) })
 			f := e.lastFinding()
@@ -57,11 +57,11 @@ func TestSummariesNameSteps(t *testing.T) {
 	}
 }
 
-// mutant returns the NewLocker of the mutant called name.
-func mutant(t *testing.T, name string) NewLocker {
+// mutant returns the Target of the mutant called name.
+func mutant(t *testing.T, name string) Target {
 	m, ok := MutantByName(name)
 	if !ok {
 		t.Fatalf("no mutant %q", name)
 	}
-	return m.New
+	return m.Target
 }

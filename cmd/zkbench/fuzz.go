@@ -66,10 +66,10 @@ func timeFuzz(ctx context.Context, cases int, servers string, progress io.Writer
 	if servers != "" {
 		on = fmt.Sprintf(", Servers: %#v", members)
 	}
-	command = fmt.Sprintf("fuzz.Run(ctx, fuzz.RecipeMutex, fuzz.Config{Cases: %d, Seed: %d, Clients: %d, Steps: %d%s})", cases, fuzzSeed, fuzzClients, fuzzSteps, on)
+	command = fmt.Sprintf("fuzz.Run(ctx, fuzz.Lock(fuzz.RecipeMutex), fuzz.Config{Cases: %d, Seed: %d, Clients: %d, Steps: %d%s})", cases, fuzzSeed, fuzzClients, fuzzSteps, on)
 	fmt.Fprintf(progress, "zkbench: timing %d fuzz cases of recipe.Mutex on %s\n", cases, target)
 
-	rep, err := fuzz.Run(ctx, fuzz.RecipeMutex, cfg)
+	rep, err := fuzz.Run(ctx, fuzz.Lock(fuzz.RecipeMutex), cfg)
 	if err != nil || len(rep.Findings) == 0 {
 		os.RemoveAll(htmlDir)
 	}

@@ -1,19 +1,21 @@
-// Command zkfuzz runs a fuzzing campaign against a ZooKeeper lock: recipe.Mutex
-// or one of the deliberately broken mutants of package fuzz. Each case
-// starts an in-memory ZooKeeper (zkfake) in virtual time, runs 2 to 8
-// clients that lock, work and unlock in a loop, and injects faults along a
-// drawn schedule: lost requests and replies, partitions, session expiries,
+// Command zkfuzz runs a fuzzing campaign against a ZooKeeper recipe:
+// recipe.Mutex, recipe.Election, or one of the deliberately broken mutants
+// of package fuzz. Each case starts an in-memory ZooKeeper (zkfake) in
+// virtual time, runs 2 to 8 clients that loop — lock, work and unlock; or
+// campaign, lead, resign and observe — and injects faults along a drawn
+// schedule: lost requests and replies, partitions, session expiries,
 // crashes, frozen processes, time passing. A case that breaks mutual
-// exclusion, wakes a herd, gets stuck, leaks or lets an expired holder write
-// unfenced is shrunk to a short story, which zkfuzz prints with the path of
-// porcupine's HTML view of the history.
+// exclusion or the recipe's model, wakes a herd, gets stuck, leaks or lets
+// an expired holder write unfenced is shrunk to a short story, which zkfuzz
+// prints with the path of porcupine's HTML view of the history.
 //
-//	go run ./cmd/zkfuzz                      # recipe.Mutex, 2000 cases
-//	go run ./cmd/zkfuzz -locker=no-relist    # a mutant: found in seconds
-//	go run ./cmd/zkfuzz -list                # the lockers there are
-//	go run ./cmd/zkfuzz -cases=10000 -seed=7 # a longer, repeatable run
+//	go run ./cmd/zkfuzz                          # recipe.Mutex, 2000 cases
+//	go run ./cmd/zkfuzz -recipe=election         # recipe.Election
+//	go run ./cmd/zkfuzz -recipe=no-relist        # a mutant: found in seconds
+//	go run ./cmd/zkfuzz -list                    # the recipes and mutants there are
+//	go run ./cmd/zkfuzz -cases=10000 -seed=7     # a longer, repeatable run
 //
-// With ZK_SERVERS naming a ZooKeeper ensemble (loopback addresses), the same
+// With ZK_SERVERS naming a ZooKeeper ensemble (loopback addresses), a lock's
 // campaign runs against it instead, in real time with real goroutine
 // scheduling, faults injected through a loopback proxy; a finding is
 // reported as it happened, not shrunk, and -cases defaults to 10. The
@@ -46,6 +48,9 @@ import (
 
 const defaultLocker = "recipe.Mutex"
 
+// aliases are the short names of the project's recipes.
+var aliases = map[string]string{"mutex": defaultLocker, "election": "recipe.Election"}
+
 // realCases is the default number of cases against a real ensemble, where
 // a case takes seconds.
 const realCases = 10
@@ -54,18 +59,21 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// locker is a lock zkfuzz can run.
+// locker is a recipe zkfuzz can run: a lock, an election, a mutant.
 type locker struct {
 	name, bug string
 	detector  fuzz.Detector
-	new       fuzz.NewLocker
+	target    fuzz.Target
 	opts      []fuzz.Option
 }
 
 func lockers() map[string]locker {
-	m := map[string]locker{defaultLocker: {name: defaultLocker, bug: "the project's lock", new: fuzz.RecipeMutex}}
+	m := map[string]locker{
+		defaultLocker:     {name: defaultLocker, bug: "the project's lock", target: fuzz.Lock(fuzz.RecipeMutex)},
+		"recipe.Election": {name: "recipe.Election", bug: "the project's leader election", target: fuzz.Election(fuzz.RecipeElection)},
+	}
 	for _, mu := range fuzz.Mutants() {
-		m[mu.Name] = locker{name: mu.Name, bug: mu.Bug, detector: mu.Detector, new: mu.New, opts: mu.Options}
+		m[mu.Name] = locker{name: mu.Name, bug: mu.Recipe + " mutant: " + mu.Bug, detector: mu.Detector, target: mu.Target, opts: mu.Options}
 	}
 	return m
 }
@@ -73,7 +81,8 @@ func lockers() map[string]locker {
 func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("zkfuzz", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	name := fs.String("locker", defaultLocker, "the lock to fuzz: recipe.Mutex or a mutant (see -list)")
+	name := fs.String("recipe", defaultLocker, "what to fuzz: recipe.Mutex (mutex), recipe.Election (election) or a mutant (see -list)")
+	fs.StringVar(name, "locker", defaultLocker, "the old name of -recipe")
 	cases := fs.Int("cases", 2000, "how many cases to try")
 	seed := fs.Uint64("seed", 0, "the campaign's seed (0: a random one, printed)")
 	clients := fs.Int("clients", 0, "the most clients a case runs, 2 to 8 (default 5, or what the mutant needs)")
@@ -81,10 +90,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	htmlDir := fs.String("html", "", "where to write porcupine's HTML report of a finding (default $TMPDIR/zksim-linearizability)")
 	shrink := fs.Duration("shrinktime", 20*time.Second, "how long to spend shrinking a finding")
 	noFailFile := fs.Bool("nofailfile", false, "do not write rapid's fail file (testdata/rapid/<campaign>/) for a finding")
-	list := fs.Bool("list", false, "list the lockers and exit")
+	list := fs.Bool("list", false, "list the recipes and mutants and exit")
 	quiet := fs.Bool("quiet", false, "no progress line")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: zkfuzz [flags]\n\nRuns a fuzzing campaign against a ZooKeeper lock on the in-memory fake.\n\n")
+		fmt.Fprintf(stderr, "usage: zkfuzz [flags]\n\nRuns a fuzzing campaign against a ZooKeeper recipe on the in-memory fake.\n\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -102,9 +111,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		printLockers(stdout, all)
 		return 0
 	}
+	if full, ok := aliases[*name]; ok {
+		*name = full
+	}
 	l, ok := all[*name]
 	if !ok {
-		fmt.Fprintf(stderr, "zkfuzz: no locker %q; -list shows them\n", *name)
+		fmt.Fprintf(stderr, "zkfuzz: no recipe or mutant %q; -list shows them\n", *name)
 		return 2
 	}
 	if *cases <= 0 {
@@ -154,7 +166,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	report, err := fuzz.Run(ctx, l.new, cfg)
+	report, err := fuzz.Run(ctx, l.target, cfg)
 	if !*quiet {
 		fmt.Fprintln(stderr)
 	}
@@ -162,7 +174,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "zkfuzz: %v\n", err)
 		return 1
 	}
-	replay := fmt.Sprintf("go run ./cmd/zkfuzz -locker=%s -seed=%d -cases=%d", l.name, report.Seed, *cases)
+	replay := fmt.Sprintf("go run ./cmd/zkfuzz -recipe=%s -seed=%d -cases=%d", l.name, report.Seed, *cases)
 	if len(report.Findings) == 0 {
 		verdict := "no finding"
 		if report.Stopped {
@@ -205,10 +217,14 @@ func printLockers(w io.Writer, all map[string]locker) {
 		}
 	}
 	sort.Strings(names)
-	fmt.Fprintf(w, "%-18s %s\n", defaultLocker, all[defaultLocker].bug+" (the default)")
+	fmt.Fprintf(w, "%-24s %s\n", defaultLocker, all[defaultLocker].bug+" (the default)")
 	for _, n := range names {
 		l := all[n]
-		fmt.Fprintf(w, "%-18s %s: %s\n", n, l.detector, l.bug)
+		if l.detector == "" {
+			fmt.Fprintf(w, "%-24s %s\n", n, l.bug)
+			continue
+		}
+		fmt.Fprintf(w, "%-24s %s: %s\n", n, l.detector, l.bug)
 	}
 }
 

@@ -34,7 +34,7 @@ func mutantNames() []string {
 
 func TestBadUsage(t *testing.T) {
 	for _, args := range [][]string{
-		{"-locker=nothing"},
+		{"-recipe=nothing"},
 		{"-cases=0"},
 		{"-clients=9"},
 		{"-clients=1"},
@@ -94,21 +94,21 @@ func TestCampaign(t *testing.T) {
 		return "", -1
 	}
 
-	out, code := zkfuzz("-locker=timed-wait", "-cases=300", "-seed=1", "-html="+html, "-shrinktime=60s", "-nofailfile")
+	out, code := zkfuzz("-recipe=timed-wait", "-cases=300", "-seed=1", "-html="+html, "-shrinktime=60s", "-nofailfile")
 	if code != 1 {
 		t.Fatalf("a campaign against timed-wait exited %d, want 1:\n%s", code, out)
 	}
-	for _, want := range []string{"timed-wait: mutual-exclusion found after", "  1. [+0.000s] ", "porcupine's view of the history: " + html, "replay the campaign: go run ./cmd/zkfuzz -locker=timed-wait -seed=1 -cases=300", "cases/s"} {
+	for _, want := range []string{"timed-wait: mutual-exclusion found after", "  1. [+0.000s] ", "porcupine's view of the history: " + html, "replay the campaign: go run ./cmd/zkfuzz -recipe=timed-wait -seed=1 -cases=300", "cases/s"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the output lacks %q:\n%s", want, out)
 		}
 	}
-	again, _ := zkfuzz("-locker=timed-wait", "-cases=300", "-seed=1", "-html="+html, "-shrinktime=60s", "-nofailfile", "-quiet")
+	again, _ := zkfuzz("-recipe=timed-wait", "-cases=300", "-seed=1", "-html="+html, "-shrinktime=60s", "-nofailfile", "-quiet")
 	if story(again) != story(out) {
 		t.Errorf("the same seed told another story:\n%s\n---\n%s", story(out), story(again))
 	}
 
-	out, code = zkfuzz("-locker=sound-for-test", "-cases=10")
+	out, code = zkfuzz("-recipe=sound-for-test", "-cases=10")
 	if code != 2 {
 		t.Errorf("an unknown locker exited %d, want 2:\n%s", code, out)
 	}

@@ -1,0 +1,253 @@
+package fuzz
+
+import (
+	"fmt"
+
+	"github.com/zksim/zksim/linearizability"
+	"runtime/debug"
+	"slices"
+	"strings"
+)
+
+// This file is the client loop of a Recipe and the harness's books at its
+// points; the faults, the gate, the detectors that do not depend on what
+// the recipe is (herd, polling, liveness, leak, panics) and the story are
+// the same as a lock's.
+
+// opStyles is how many ways a move may call an op: the move's draw picks
+// the op and, beyond the enabled ops' count, the way (see pickOp).
+const opStyles = 4
+
+// runOps is a Recipe client's loop: at each point the harness picks one
+// of the enabled ops and the client calls it; told to stop, the client
+// calls Stop once and ends.
+func (inc *incarnation) runOps(sub *subject) {
+	defer close(inc.done)
+	defer func() {
+		if r := recover(); r != nil {
+			inc.mu.Lock()
+			inc.panicked, inc.stack = fmt.Sprint(r), string(debug.Stack())
+			inc.mu.Unlock()
+		}
+	}()
+	inc.handle = sub.newHandle(inc.ctx, inc.gated, sub.path, inc.slot.id)
+	for {
+		at := &request{point: pointOp}
+		for i, op := range sub.ops {
+			if op.enabled == nil || op.enabled(inc.handle) {
+				at.enabled = append(at.enabled, i)
+			}
+		}
+		if !inc.wait(at) {
+			return
+		}
+		call := &Call{inc: inc, fence: inc.fenceWrite}
+		ctx, cancel := at.how.callContext(inc.ctx)
+		inc.mu.Lock()
+		inc.cancelLock, inc.call = cancel, call
+		inc.mu.Unlock()
+		var err error
+		switch {
+		case at.stop:
+			err = sub.stop(inc.handle, inc.ctx, call)
+		default:
+			err = sub.ops[at.op].call(inc.handle, ctx, call)
+		}
+		inc.mu.Lock()
+		inc.cancelLock, inc.call = nil, nil
+		inc.mu.Unlock()
+		cancel()
+		if !inc.wait(&request{point: pointOpReturned, err: err, call: call, session: inc.conn.SessionID(), stop: at.stop, op: at.op}) {
+			return
+		}
+	}
+}
+
+// callInProgress returns the client's call that has not returned to the
+// harness: one still running, or one that returned and waits to say so.
+func (inc *incarnation) callInProgress() *Call {
+	inc.mu.Lock()
+	defer inc.mu.Unlock()
+	if inc.call != nil {
+		return inc.call
+	}
+	for _, r := range inc.pending {
+		if r.point == pointOpReturned {
+			return r.call
+		}
+	}
+	return nil
+}
+
+// fenceWrite is Call.Fence: the write happens at a point of the client's,
+// where the harness keeps the resource.
+func (inc *incarnation) fenceWrite(token int64) bool {
+	r := &request{point: pointFence, token: token}
+	return inc.wait(r) && r.got
+}
+
+// view is what a Recipe's Check sees of the client.
+func (inc *incarnation) view() View {
+	return View{
+		Client:  inc.slot.id,
+		Session: inc.conn.SessionID(),
+		Expired: func(session int64) bool { return !slices.Contains(inc.srv.Sessions(), session) },
+	}
+}
+
+// describeLoop says what a Recipe's clients do, for the story's opening.
+func (s *subject) describeLoop() string {
+	names := make([]string, len(s.ops))
+	for i, op := range s.ops {
+		names[i] = op.name
+	}
+	loop := fmt.Sprintf("one of %s's calls at each move (%s)", s.name, strings.Join(names, ", "))
+	if s.stop != nil {
+		loop += ", and Stop when told to"
+	}
+	return loop
+}
+
+// pickOp resolves a move's draw at a Recipe client's point: which of the
+// enabled ops, and how (half the calls plain, the others with a short or
+// a long deadline). Zero, where shrinking goes, is the first op, plainly.
+func pickOp(w how, enabled []int) (op int, style how) {
+	k := int(w) % len(enabled)
+	style = [opStyles]how{howPlain, howPlain, howShortDeadline, howLongDeadline}[int(w)/len(enabled)%opStyles]
+	return enabled[k], style
+}
+
+// onOpPoint keeps the books at a point of a Recipe client's loop and says
+// whether the client goes on.
+func (h *harness) onOpPoint(s *slot, r *request) bool {
+	inc := s.inc
+	sub := h.e.sub
+	switch r.point {
+	case pointOp:
+		if sub.check != nil {
+			if trouble := sub.check(inc.handle, inc.view()); trouble != "" {
+				h.found(StateReport, "%s, at step %d: %s", s.name(), h.cur.index, trouble)
+			}
+		}
+		if h.stopping {
+			if sub.stop != nil && !inc.stopped {
+				inc.stopped = true
+				r.stop = true
+				h.beginCall(s, "Stop")
+				h.note("%s is done, and calls Stop", s.name())
+				return true
+			}
+			inc.exited = true
+			h.note("%s is done and stops", s.name())
+			return false
+		}
+		if inc.closed && inc.locksAfterClose > 0 {
+			h.note("%s's process, its Conn closed, ends; a new process takes its place with a session of its own", s.name())
+			h.spawn(s)
+			return false
+		}
+		if len(r.enabled) == 0 {
+			h.note("%s has no call to make", s.name())
+			return true
+		}
+		w := h.how
+		if inc.closed {
+			// One call after the Close, plainly: it must fail at once.
+			inc.locksAfterClose++
+			w = howPlain
+		}
+		r.op, r.how = pickOp(w, r.enabled)
+		name := sub.ops[r.op].name
+		h.beginCall(s, name)
+		if d := r.how.deadline(); d > 0 {
+			name += fmt.Sprintf(" with a deadline of %v", d)
+		}
+		h.note("%s calls %s", s.name(), name)
+
+	case pointFence:
+		accepted := r.token >= h.resourceToken
+		if accepted {
+			h.resourceToken = r.token
+		}
+		r.got = accepted
+		verdict := "the resource accepts it"
+		if !accepted {
+			verdict = fmt.Sprintf("the resource refuses it: it has seen token %d", h.resourceToken)
+		}
+		h.note("%s writes to the fenced resource with token %d: %s", s.name(), r.token, verdict)
+
+	case pointOpReturned:
+		s.noteCallSession(r.session)
+		h.addRecords(s, r.call, r.session, h.returned(r.at))
+		if r.err != nil {
+			h.note("%s's %s fails: %v", s.name(), s.call, r.err)
+		} else {
+			h.note("%s's %s returns", s.name(), s.call)
+		}
+		s.phase, s.call = phaseIdle, ""
+	}
+	return true
+}
+
+// addRecords adds what a call recorded, first asking its Sessions
+// functions, to the history: spanning the call, up to ret; for a call that
+// never returned (its process crashed), with open outcomes, and no
+// session its last.
+func (h *harness) addRecords(s *slot, call *Call, last int64, ret linearizability.Instant) {
+	inc := s.inc
+	crashed := last == 0
+	inc.mu.Lock()
+	fns := call.sessions
+	inc.mu.Unlock()
+	for _, fn := range fns {
+		for _, id := range s.callSessions {
+			fn(id, !crashed && id == last)
+		}
+	}
+	inc.mu.Lock()
+	records := call.records
+	inc.mu.Unlock()
+
+	for _, rec := range records {
+		if rec.unknown || crashed {
+			h.addUnknown(inc.row, rec.input, s.acquireCall)
+		} else {
+			h.add(inc.row, rec.input, rec.output, s.acquireCall, ret)
+		}
+	}
+}
+
+// beginCall notes that s calls an op named name: the poll detector watches
+// it, the liveness detector waits for it to return.
+func (h *harness) beginCall(s *slot, name string) {
+	s.phase, s.call = phaseLocking, name
+	s.callSessions = s.callSessions[:0]
+	s.noteCallSession(s.inc.conn.SessionID())
+	s.acquireCall = h.rec.Now()
+	s.polls, s.lastOK = 0, false
+}
+
+// checkSettled is the Convergence detector: once every client has stopped
+// and everything has settled, each live handle's account must match the
+// server's (Recipe.Settled), read through a session of the harness's own.
+func (h *harness) checkSettled() {
+	sub := h.e.sub
+	if sub.settled == nil || h.finding != nil {
+		return
+	}
+	read := h.ownSession()
+	defer read.Close()
+	for _, s := range h.slots {
+		inc := s.inc
+		if inc.handle == nil || inc.isDead() || inc.closed {
+			// A handle whose Conn was closed hears nothing more.
+			continue
+		}
+		v := inc.view()
+		v.Read = read
+		if trouble := sub.settled(inc.handle, v); trouble != "" {
+			h.found(Convergence, "once every client had stopped and everything had settled, %s: %s", s.name(), trouble)
+			return
+		}
+	}
+}

@@ -1,0 +1,241 @@
+package fuzz
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/zksim/zksim/zkfake/zktest"
+)
+
+// Target is what a campaign fuzzes: a coordination recipe described by its
+// operations (a Recipe), or a lock (Lock, the Locker loop the package began
+// with). Check, Run and Fuzz take one.
+type Target interface {
+	subject() *subject
+}
+
+// Recipe describes a coordination recipe of your own to the harness: the
+// handle each simulated client makes, the operations a client calls in its
+// loop, the porcupine model the recorded history must satisfy, and the
+// checks of what the handle believes. C is the handle's type.
+//
+// A client's loop: at each move the harness lets it make, the client asks
+// every Op whether it is Enabled, the harness picks one of those (the
+// schedule's draw picks which, and whether the call gets a short or long
+// deadline), and the client calls it. The Op records what it did with
+// Call.Record, for the Model. When the case winds down, every client calls
+// Stop once, if there is one, and ends. Everything else is the harness's,
+// as for a lock: the gate, the drawn faults, virtual time, the herd,
+// liveness and leak detectors, shrinking, the story, porcupine's HTML view
+// and rapid's fail files.
+//
+// The history the model checks holds what the ops recorded and, from the
+// server's log, a linearizability.SessionExpiry for every session that
+// expired or was closed, at the instant it ended: a model must accept
+// those inputs (they end what a session held).
+type Recipe[C any] struct {
+	// Name names the recipe in stories and reports ("election").
+	Name string
+	// Path is the directory the recipe's nodes live in (default
+	// "/recipes/<Name>"). Once every client has stopped, the tree may hold
+	// nothing but it and its ancestors.
+	Path string
+	// New makes the handle one process uses, on that process's Conn, for
+	// the recipe at path. client numbers the simulated client from 0, the
+	// same for every process that takes its place after a crash, so that a
+	// recipe can give clients roles (client 0 observes, the others
+	// campaign). ctx lives as long as the process: a goroutine of the
+	// handle's own (a watch it follows) may run on it. New runs on the
+	// client's own goroutine.
+	New func(ctx context.Context, conn zktest.Conn, path string, client int) C
+	// Ops are the operations a client may call. At least one is needed.
+	Ops []Op[C]
+	// Stop, if set, is what a client calls once when the case winds down,
+	// before it ends: a resignation, a release. Its ctx has no deadline.
+	Stop func(c C, ctx context.Context, call *Call) error
+	// Model is the porcupine model the history must satisfy; nil checks
+	// no history. Its inputs are what the ops record, and SessionExpiry.
+	Model porcupine.Model
+	// Check, if set, is asked each time a client is let on to its next
+	// call (once everything else has settled, on the harness's
+	// goroutine) whether the handle's account of itself holds: it returns
+	// "" if so, and otherwise what is wrong. The harness reports it as a
+	// StateReport finding.
+	Check func(c C, v View) string
+	// Settled, if set, is asked of every live process once every client
+	// has stopped and time has let everything settle (every fault
+	// healed, every watch event delivered), on the harness's goroutine:
+	// "" if what the handle believes matches the server, else what
+	// differs. v.Read is a session of the harness's own for reading the
+	// server's state. The harness reports it as a Convergence finding.
+	Settled func(c C, v View) string
+}
+
+// Op is one operation a client of a Recipe may call.
+type Op[C any] struct {
+	// Name names the call in the story ("Campaign").
+	Name string
+	// Enabled reports whether the client may call it now (a Resign only
+	// while leading); nil means always. It runs on the client's
+	// goroutine, between calls.
+	Enabled func(c C) bool
+	// Call makes the call on the handle c. ctx may carry a deadline the
+	// harness drew, and is cancelled when the schedule cancels the call or
+	// the case ends. The error, if any, goes in the story. The handle
+	// comes first so that a method of the handle's type can serve as Call
+	// ((*MyHandle).campaign).
+	Call func(c C, ctx context.Context, call *Call) error
+}
+
+// Call is one operation in progress, as an Op's Call sees it: where it
+// records what the operation did, and the harness's services.
+type Call struct {
+	inc      *incarnation
+	records  []record
+	fence    func(token int64) bool
+	sessions []func(session int64, last bool)
+}
+
+// record is one operation a Call recorded for the model.
+type record struct {
+	input, output any
+	unknown       bool
+}
+
+// Session returns the client's session now (0 while it has none): what a
+// recorded input names as the session acting.
+func (c *Call) Session() int64 { return c.inc.conn.SessionID() }
+
+// Record records an operation for the model, spanning this call: it took
+// effect at some instant between the call and its return. An output that
+// says "took effect or not" (the model's own unknown, as
+// linearizability.ElectionUnknown) is the model's to read.
+func (c *Call) Record(input, output any) {
+	c.inc.mu.Lock()
+	defer c.inc.mu.Unlock()
+	c.records = append(c.records, record{input: input, output: output})
+}
+
+// Sessions asks, once the call has returned, for fn to be called with each
+// session the client had during the call, in order; last is true for the
+// one it had at the return. A call that waits may live through an expiry
+// and go on in a new session, having held something, and let it go, in
+// the old one: fn records what each session may have done. Ask before the
+// call blocks: if the process crashes first, fn is called for every
+// session it had, last false for each, and what the call recorded has an
+// unknown outcome. fn runs on the harness's goroutine, with the handle
+// quiet.
+func (c *Call) Sessions(fn func(session int64, last bool)) {
+	c.inc.mu.Lock()
+	defer c.inc.mu.Unlock()
+	c.sessions = append(c.sessions, fn)
+}
+
+// RecordUnknown records an operation whose outcome nobody learned: it took
+// effect at some instant after the call, or never.
+func (c *Call) RecordUnknown(input any) {
+	c.inc.mu.Lock()
+	defer c.inc.mu.Unlock()
+	c.records = append(c.records, record{input: input, unknown: true})
+}
+
+// Fence writes to the protected resource the harness keeps, with a fencing
+// token, and reports whether the resource accepted it: it accepts a token
+// not older than the newest it accepted, and refuses an older one. Make it
+// the last thing the op does with the server, and record the write: a
+// crash cannot then come between the write and its record.
+func (c *Call) Fence(token int64) bool { return c.fence(token) }
+
+// View is what a Recipe's Check and Settled see besides the handle.
+type View struct {
+	// Client is the client's number (from 0), as New was given it.
+	Client int
+	// Session is the client's session now.
+	Session int64
+	// Expired reports whether the server has ended a session (expired or
+	// closed).
+	Expired func(session int64) bool
+	// Read is, in Settled only, a session of the harness's own, not gated
+	// and never faulted, for reading what the server holds.
+	Read zktest.Conn
+}
+
+// Lock is the Target of a lock: each client loops Lock, critical section
+// (with a write to a fenced resource, when the case checks fencing),
+// Unlock, with the books and detectors the package documents. CheckMutex
+// is Check with Lock.
+func Lock(newLocker NewLocker) Target { return lockTarget{newLocker} }
+
+type lockTarget struct{ newLocker NewLocker }
+
+func (l lockTarget) subject() *subject {
+	return &subject{name: "lock", path: lockPath, newLocker: l.newLocker}
+}
+
+// subject is a Target as the harness runs it: a lock, or a recipe's
+// operations with their types erased.
+type subject struct {
+	name string
+	path string
+	// newLocker is set for a lock.
+	newLocker NewLocker
+	// The rest, for a Recipe.
+	newHandle func(ctx context.Context, conn zktest.Conn, path string, client int) any
+	ops       []opSpec
+	stop      func(c any, ctx context.Context, call *Call) error
+	model     porcupine.Model
+	check     func(c any, v View) string
+	settled   func(c any, v View) string
+}
+
+// opSpec is an Op with its handle's type erased.
+type opSpec struct {
+	name    string
+	enabled func(c any) bool
+	call    func(c any, ctx context.Context, call *Call) error
+}
+
+func (r Recipe[C]) subject() *subject {
+	if r.New == nil || len(r.Ops) == 0 {
+		panic(fmt.Sprintf("fuzz: recipe %q needs New and at least one Op", r.Name))
+	}
+	s := &subject{name: r.Name, path: r.Path, model: r.Model}
+	if s.name == "" {
+		s.name = "recipe"
+	}
+	if s.path == "" {
+		s.path = "/recipes/" + s.name
+	}
+	s.newHandle = func(ctx context.Context, conn zktest.Conn, path string, client int) any {
+		return r.New(ctx, conn, path, client)
+	}
+	for _, op := range r.Ops {
+		spec := opSpec{name: op.Name, call: func(c any, ctx context.Context, call *Call) error { return op.Call(c.(C), ctx, call) }}
+		if op.Enabled != nil {
+			spec.enabled = func(c any) bool { return op.Enabled(c.(C)) }
+		}
+		s.ops = append(s.ops, spec)
+	}
+	if r.Stop != nil {
+		s.stop = func(c any, ctx context.Context, call *Call) error { return r.Stop(c.(C), ctx, call) }
+	}
+	if r.Check != nil {
+		s.check = func(c any, v View) string { return r.Check(c.(C), v) }
+	}
+	if r.Settled != nil {
+		s.settled = func(c any, v View) string { return r.Settled(c.(C), v) }
+	}
+	return s
+}
+
+// handleName names what a client makes, for findings.
+func (s *subject) handleName() string {
+	if s.isLock() {
+		return "locker"
+	}
+	return s.name + " handle"
+}
+
+// isLock reports whether the subject is a lock, run by the lock loop.
+func (s *subject) isLock() bool { return s.newLocker != nil }
