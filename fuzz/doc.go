@@ -96,7 +96,7 @@
 //
 // # Counterexamples
 //
-// On a finding, rapid shrinks the case and CheckMutex fails the test with
+// On a finding, rapid shrinks the case and Check fails the test with
 // the finding's summary — one sentence naming the clients, the numbered
 // steps and the fencing tokens involved — its story — the shrunk schedule
 // told step by step, with what each client did and what the server did
@@ -140,7 +140,7 @@
 // # A real ensemble
 //
 // With Config.Servers (the OnEnsemble option) naming an ensemble (loopback
-// addresses only), CheckMutex and Run run their cases against it instead: real goroutine scheduling,
+// addresses only), Check and Run run a lock's cases against it instead: real goroutine scheduling,
 // real time, faults through the loopback proxy of package zkfake/zktest/ensemble
 // (partitions, expiries, crashes). Nothing repeats there, so nothing is
 // shrunk: cases draw their schedules from the campaign's seed and the first
@@ -162,7 +162,7 @@
 // synctest needs a *testing.T, which only a test has. Run therefore runs
 // the campaign as a test suite of one test, through the testing package's
 // own entry point (testing.MainStart), in the calling process: the cases
-// are the very cases CheckMutex runs, deterministic and in virtual time,
+// are the very cases Check runs, deterministic and in virtual time,
 // with rapid's shrinking and fail files. The cost is that Run sets rapid's
 // flags and redirects os.Stdout while it runs, and that MainStart is not
 // covered by the Go 1 compatibility promise (a Go release that changes it

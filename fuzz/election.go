@@ -26,6 +26,21 @@ type Elector interface {
 	Observe(ctx context.Context) <-chan recipe.Leader
 }
 
+// ContextResigner is an Elector whose resignation can be bounded by a
+// context, as recipe.Election's ResignContext: a Resign the harness draws
+// with a deadline uses it.
+type ContextResigner interface {
+	ResignContext(ctx context.Context) error
+}
+
+// LossReporter is an Elector with a lost-leadership signal, as
+// recipe.Election's Lost: closed once the leadership is lost, and,
+// without a leadership, closed already. A candidate's check holds it to
+// IsLeader: a leader that says it leads has not lost.
+type LossReporter interface {
+	Lost() <-chan struct{}
+}
+
 // NewElector makes the Elector one process uses, on its Conn, for the
 // election whose nodes live under path.
 type NewElector func(conn zktest.Conn, path string) Elector
@@ -169,15 +184,25 @@ func (c *electionClient) stop(ctx context.Context, call *Call) error {
 
 // resign resigns. Leadership is over for the client whatever Resign
 // returns; an error leaves open whether it ended now or earlier.
-func (c *electionClient) resign(_ context.Context, call *Call) error {
+func (c *electionClient) resign(ctx context.Context, call *Call) error {
 	c.leading = false
-	err := c.elector.Resign()
+	var err error
+	if r, ok := c.elector.(ContextResigner); ok && hasDeadline(ctx) {
+		err = r.ResignContext(ctx)
+	} else {
+		err = c.elector.Resign()
+	}
 	if err == nil {
 		call.Record(c.input(linearizability.Resign, c.session, 0), linearizability.ElectionOutput{OK: true})
 	} else {
 		call.Record(c.input(linearizability.Resign, c.session, 0), linearizability.ElectionUnknown{})
 	}
 	return err
+}
+
+func hasDeadline(ctx context.Context) bool {
+	_, ok := ctx.Deadline()
+	return ok
 }
 
 // readLeader reads the leader, as of the call or later.
@@ -206,6 +231,9 @@ func (c *electionClient) observed(_ context.Context, call *Call) error {
 // has expired and its client has moved on to a new one, it must stop
 // saying it leads, within stepDownGrace.
 func (c *electionClient) check(v View) string {
+	if l, ok := c.elector.(LossReporter); ok && c.elector.IsLeader() && isClosed(l.Lost()) {
+		return fmt.Sprintf("its elector says it leads (token %d), and that its leadership is lost (Lost is closed)", c.elector.Token())
+	}
 	if !c.leading || v.Session == c.session || v.Session == 0 || !v.Expired(c.session) || !c.elector.IsLeader() {
 		c.movedOn = time.Time{}
 		return ""

@@ -83,8 +83,13 @@ func (e *firstToCreate) Resign() error {
 // election model, which knows at most one leader at a time, with tokens
 // that grow.
 func firstToCreateRecipe() fuzz.Recipe[*firstToCreate] {
-	election := func(op linearizability.ElectionOp, session, token int64) linearizability.ElectionInput {
+	in := func(op linearizability.ElectionOp, session, token int64) linearizability.ElectionInput {
 		return linearizability.ElectionInput{Op: op, Election: "/first-to-create", Session: session, Token: token}
+	}
+	resign := func(e *firstToCreate, _ context.Context, call *fuzz.Call) error {
+		e.token = 0
+		call.Record(in(linearizability.Resign, e.session, 0), linearizability.ElectionUnknown{})
+		return e.Resign()
 	}
 	return fuzz.Recipe[*firstToCreate]{
 		Name: "first-to-create election",
@@ -101,34 +106,26 @@ func firstToCreateRecipe() fuzz.Recipe[*firstToCreate] {
 				var err error
 				call.Sessions(func(session int64, last bool) {
 					if !last || err != nil {
-						call.Record(election(linearizability.Campaign, session, 0), linearizability.ElectionUnknown{})
-						call.Record(election(linearizability.Resign, session, 0), linearizability.ElectionUnknown{})
+						call.Record(in(linearizability.Campaign, session, 0), linearizability.ElectionUnknown{})
+						call.Record(in(linearizability.Resign, session, 0), linearizability.ElectionUnknown{})
 					}
 				})
 				if err = e.Campaign(ctx); err == nil {
-					call.Record(election(linearizability.Campaign, e.session, 0), linearizability.ElectionOutput{OK: true, Token: e.token})
+					call.Record(in(linearizability.Campaign, e.session, 0), linearizability.ElectionOutput{OK: true, Token: e.token})
 				}
 				return err
 			},
 		}, {
 			Name:    "Resign",
 			Enabled: func(e *firstToCreate) bool { return e.token != 0 },
-			Call: func(e *firstToCreate, _ context.Context, call *fuzz.Call) error {
-				e.token = 0
-				err := e.Resign()
-				call.Record(election(linearizability.Resign, e.session, 0), linearizability.ElectionUnknown{})
-				return err
-			},
+			Call:    resign,
 		}},
 		// When the case winds down, a leader resigns.
-		Stop: func(e *firstToCreate, _ context.Context, call *fuzz.Call) error {
+		Stop: func(e *firstToCreate, ctx context.Context, call *fuzz.Call) error {
 			if e.token == 0 {
 				return nil
 			}
-			e.token = 0
-			err := e.Resign()
-			call.Record(election(linearizability.Resign, e.session, 0), linearizability.ElectionUnknown{})
-			return err
+			return resign(e, ctx, call)
 		},
 		Model: linearizability.ElectionModel(),
 	}

@@ -127,10 +127,10 @@ type Config struct {
 	// working directory). Default "zkfuzz".
 	Name string
 	// Cases is how many cases Run tries before it gives up looking
-	// (default 100). CheckMutex takes it from -rapid.checks instead.
+	// (default 100). Check takes it from -rapid.checks instead.
 	Cases int
 	// Seed seeds the campaign; 0 picks one at random (Report.Seed tells
-	// which). CheckMutex takes it from -rapid.seed instead.
+	// which). Check takes it from -rapid.seed instead.
 	Seed uint64
 	// Clients is the most clients a case runs, from 2 to 8 (default 5);
 	// each case draws how many, from 2 up to this.
@@ -164,7 +164,7 @@ type Config struct {
 	Servers []string
 }
 
-// Option changes a Config; CheckMutex takes them.
+// Option changes a Config; Check takes them.
 type Option func(*Config)
 
 // WithClients sets the most clients a case runs (2 to 8).

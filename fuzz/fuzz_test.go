@@ -99,12 +99,12 @@ var mutantBudgets = map[string]int{
 	"forget-guid":           700,
 	"listing-order":         60,
 	// The elections'.
-	"election-herd":           2000,
-	"election-exists":         2000,
+	"election-herd":           150,
+	"election-exists":         60,
 	"election-split-brain":    2000,
-	"election-stale-observer": 2000,
+	"election-stale-observer": 20,
 	// The example of a recipe of one's own (example_recipe_test.go).
-	"first-to-create": 2000,
+	"first-to-create": 90,
 }
 
 // byDetector accepts the findings of detector d.

@@ -18,8 +18,9 @@ import (
 )
 
 // The real-ensemble mode. With Config.Servers naming an ensemble (loopback
-// addresses only; the OnEnsemble option sets it), CheckMutex and Run run
-// their cases against it instead of the fake: real goroutine scheduling, real time, faults through the
+// addresses only; the OnEnsemble option sets it), Check and Run run a
+// lock's cases against it instead of the fake: real goroutine scheduling,
+// real time, faults through the
 // loopback proxy of package ensemble (partitions, expiries, crashes). Nothing
 // is deterministic there, so rapid cannot shrink: each case draws its
 // schedule from the campaign's seed, and the first finding is reported as it
@@ -34,7 +35,7 @@ import (
 // herd and watch-leak detectors need the fake's event log and watch counts,
 // which a real server does not offer; they are left out.
 
-// RealCases is how many cases CheckMutex runs against a real ensemble: each
+// RealCases is how many cases Check runs against a real ensemble: each
 // takes seconds of real time.
 const RealCases = 3
 

@@ -1,0 +1,51 @@
+package fuzz
+
+import (
+	"os"
+	"slices"
+	"strconv"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// TestMutantTable measures, when ZKFUZZ_TABLE_SEEDS is set to a number of
+// seeds, how many cases the campaign takes to find each mutant (and each
+// example's recipe) by its own detector, at most 3,000 a seed, and prints
+// the README's table rows: the median and the most over the seeds.
+//
+//	ZKFUZZ_TABLE_SEEDS=20 go test ./fuzz -run TestMutantTable -v
+func TestMutantTable(t *testing.T) {
+	seeds, err := strconv.Atoi(os.Getenv("ZKFUZZ_TABLE_SEEDS"))
+	if err != nil || seeds <= 0 {
+		t.Skip("set ZKFUZZ_TABLE_SEEDS to the number of seeds")
+	}
+	const budget = 3000
+	for _, m := range withExamples() {
+		cfg := Config{}
+		for _, o := range m.Options {
+			o(&cfg)
+		}
+		var found []int
+		for seed := 1; seed <= seeds; seed++ {
+			e := newEngine(m.Target.subject(), cfg.normalized())
+			e.survey, e.surveyFor = true, byDetector(m.Detector)
+			withRapid(t, budget, uint64(seed), func() { rapid.Check(t, e.property) })
+			if e.lastFinding() == nil {
+				t.Errorf("%s: seed %d did not find it by %s in %d cases", m.Name, seed, m.Detector, budget)
+				continue
+			}
+			found = append(found, int(e.firstFail.Load()))
+		}
+		if len(found) == 0 {
+			continue
+		}
+		slices.Sort(found)
+		n := len(found)
+		median := float64(found[n/2])
+		if n%2 == 0 {
+			median = float64(found[n/2-1]+found[n/2]) / 2
+		}
+		t.Logf("| %s | %s | %s | %g / %d |", m.Name, m.Recipe, m.Detector, median, found[n-1])
+	}
+}
