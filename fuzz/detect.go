@@ -46,6 +46,7 @@ type change struct {
 	step  int                // the story's number for the step it happened in
 	paths map[string]bool    // what it touched: nodes, and parents (path+"/") whose children changed
 	woken map[string][]waker // path → the waiters it woke there
+	herd  bool               // found a herd already (a Recipe's rule)
 }
 
 // waker is one waiter a change woke.
@@ -186,11 +187,41 @@ func (d *herdDetector) wake(r zkfake.Record, step int) string {
 	}
 	woken = append(woken, waker{session: r.Session, step: step, late: r.Time.After(c.rec.Time)})
 	c.woken[r.Path] = woken
+	if !d.h.e.sub.isLock() {
+		return d.wokeInVain(c, woken, r)
+	}
 	if len(woken) != 2 {
 		return ""
 	}
 	return fmt.Sprintf("%s at step %d woke %s and %s (%s %s): a waiter should wait for one node, the one just ahead of it",
 		d.describe(c), c.step, d.describeWaker(woken[0]), d.describeWaker(woken[1]), strings.TrimPrefix(r.Op, "Event"), r.Path)
+}
+
+// wokeInVain is the herd rule for a Recipe, whose one change may wake
+// several waiters rightly (a writer's release, every reader behind it): a
+// herd is a change that woke two or more waiters, one of which it did not
+// unblock — that waiter set a watch again before its call returned. It
+// is reported once, when the change has woken its second waiter and one
+// of those so far went back to waiting.
+func (d *herdDetector) wokeInVain(c *change, woken []waker, r zkfake.Record) string {
+	if len(woken) < 2 || c.herd {
+		return ""
+	}
+	for _, w := range woken {
+		if !d.h.wokenInVain(w.session, w.step-1) {
+			continue
+		}
+		c.herd = true
+		others := make([]string, 0, len(woken)-1)
+		for _, o := range woken {
+			if o.session != w.session {
+				others = append(others, d.describeWaker(o))
+			}
+		}
+		return fmt.Sprintf("%s at step %d woke %s and %s (%s %s), and %s went back to waiting: a waiter should wait for the node whose going unblocks it",
+			d.describe(c), c.step, d.describeWaker(w), strings.Join(others, " and "), strings.TrimPrefix(r.Op, "Event"), r.Path, d.h.client(w.session))
+	}
+	return ""
 }
 
 func (d *herdDetector) describeWaker(w waker) string {

@@ -73,6 +73,7 @@ type request struct {
 	method string // the call's name in the server's terms (create, getData...)
 	path   string
 	detail string // the call's other arguments, rendered
+	watch  bool   // the call sets a watch
 	err    error  // a point's error: what Lock or Unlock returned
 	// At pointLocked: the session and the fencing token the client had
 	// when Lock returned.
@@ -219,7 +220,7 @@ func newGatedConn(inc *incarnation, conn zktest.Conn, l *leash) *gatedConn {
 // one step too, as it is one call, though the fake may send a listing
 // after a lost reply.
 func (g *gatedConn) before(req zktest.Request) any {
-	r := &request{method: req.Op, path: req.Path, detail: req.Detail}
+	r := &request{method: req.Op, path: req.Path, detail: req.Detail, watch: req.Watch}
 	if g.inc.wait(r) {
 		g.leash.gated()
 	} else {

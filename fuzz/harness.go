@@ -323,9 +323,14 @@ type harness struct {
 	foreign       []string          // children of the lock's directory that are no contenders
 	lagging       map[int]bool      // the followers that lag
 
-	woke  map[*slot]time.Time // when each client's locker last took a watch event
-	cuts  []*cut              // partitions and pauses whose outcome is not known yet
-	tally Faults              // the faults injected, and how they ended
+	woke map[*slot]time.Time // when each client's locker last took a watch event
+	// waits and returns list, per session, the story's steps in which a
+	// client set a watch during a Recipe call (it waits, or waits again)
+	// and in which such a call returned: the herd detector tells from
+	// them whether a client a change woke was unblocked by it.
+	waits, returns map[int64][]int
+	cuts           []*cut // partitions and pauses whose outcome is not known yet
+	tally          Faults // the faults injected, and how they ended
 
 	end *caseEnd // how far the case's ending has gone
 }
@@ -405,6 +410,8 @@ func runCase(t *rapid.T, e *engine) *caseResult {
 		sessions: map[int64]string{},
 		end:      &caseEnd{},
 		woke:     map[*slot]time.Time{},
+		waits:    map[int64][]int{},
+		returns:  map[int64][]int{},
 	}
 	where := "a server"
 	if members > 1 {
@@ -691,6 +698,9 @@ func (h *harness) grant(s *slot, r *request) {
 	if r.point == noPoint {
 		h.checkClosedConn(s)
 		h.checkPoll(s, r)
+		if r.watch && s.phase == phaseLocking {
+			h.noteWaiting(s)
+		}
 		h.note("%s: %s", s.name(), describeCall(r))
 		r.grant <- true
 	} else {

@@ -178,6 +178,7 @@ func (h *harness) onOpPoint(s *slot, r *request) bool {
 
 	case pointOpReturned:
 		s.noteCallSession(r.session)
+		h.returns[r.session] = append(h.returns[r.session], h.cur.index)
 		h.addRecords(s, r.call, r.session, h.returned(r.at))
 		if r.err != nil {
 			h.note("%s's %s fails: %v", s.name(), s.call, r.err)
@@ -215,6 +216,29 @@ func (h *harness) addRecords(s *slot, call *Call, last int64, ret linearizabilit
 			h.add(inc.row, rec.input, rec.output, s.acquireCall, ret)
 		}
 	}
+}
+
+// noteWaiting notes that s, in a call, sets a watch in the current step.
+func (h *harness) noteWaiting(s *slot) {
+	id := s.inc.conn.SessionID()
+	h.waits[id] = append(h.waits[id], h.cur.index)
+}
+
+// wokenInVain reports whether the client of session, woken in story step
+// index woken, went back to waiting (set a watch again) before its call
+// returned: the change that woke it did not unblock it.
+func (h *harness) wokenInVain(session int64, woken int) bool {
+	next := func(steps []int) (int, bool) {
+		for _, st := range steps {
+			if st >= woken {
+				return st, true
+			}
+		}
+		return 0, false
+	}
+	wait, waited := next(h.waits[session])
+	ret, returned := next(h.returns[session])
+	return waited && (!returned || wait < ret)
 }
 
 // beginCall notes that s calls an op named name: the poll detector watches
