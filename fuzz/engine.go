@@ -64,27 +64,14 @@ func (e *engine) property(t *rapid.T) {
 	if e.ctx != nil && e.ctx.Err() != nil {
 		return
 	}
-	var c *caseResult
-	rapid.SyncTest(t, func(t *rapid.T) { c = runCase(t, e) })
-	e.steps.Add(int64(c.steps))
+	c, f := e.runAndCheck(t)
 	if e.countOnly || e.failures.Load() == 0 {
 		e.mu.Lock()
 		e.faults.add(c.tally)
 		e.mu.Unlock()
 	}
-	if e.onCase != nil {
-		e.onCase(c.transcript())
-	}
 	if e.countOnly {
 		return
-	}
-	// A case stuck or leaky may also have broken mutual exclusion on the
-	// way there: that finding, the worse, is the one reported.
-	f := c.finding
-	if f == nil || f.Detector == Liveness || f.Detector == Leak {
-		if g := c.checkHistory(); g != nil {
-			f = g
-		}
 	}
 	if f == nil || e.survey && e.surveyFor != nil && !e.surveyFor(f) {
 		return
@@ -107,6 +94,29 @@ func (e *engine) property(t *rapid.T) {
 	if !e.survey {
 		fail(t, f)
 	}
+}
+
+// runAndCheck runs one case in a bubble of its own and checks its history,
+// and returns it with its finding, if any.
+func (e *engine) runAndCheck(t *rapid.T) (*caseResult, *Finding) {
+	var c *caseResult
+	rapid.SyncTest(t, func(t *rapid.T) { c = runCase(t, e) })
+	e.steps.Add(int64(c.steps))
+	if e.onCase != nil {
+		e.onCase(c.transcript())
+	}
+	if e.countOnly {
+		return c, nil
+	}
+	// A case stuck or leaky may also have broken mutual exclusion on the
+	// way there: that finding, the worse, is the one reported.
+	f := c.finding
+	if f == nil || f.Detector == Liveness || f.Detector == Leak {
+		if g := c.checkHistory(); g != nil {
+			f = g
+		}
+	}
+	return c, f
 }
 
 // report writes porcupine's HTML view of the case's history, once per

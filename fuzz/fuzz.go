@@ -137,6 +137,19 @@ type Config struct {
 	Clients int
 	// Steps is the most actions a case's schedule holds (default 80).
 	Steps int
+	// Workers is how many cases Run runs at once (default GOMAXPROCS).
+	// Case k of a campaign is the same case whichever worker runs it,
+	// and the first failing case by index is the one reported, so the
+	// report is the same with one worker or many. Check runs its cases
+	// one after another.
+	Workers int
+	// Shard and Shards make Run run one slice of the campaign's Cases:
+	// shard Shard (from 1) of Shards takes every Shards-th case index,
+	// from Shard-1. Shards together run each case once, so a CI matrix
+	// of Shards jobs, each with the same Seed and Cases, runs one
+	// campaign; a shard's finding replays with its own Shard, Shards,
+	// Seed and Cases. Zero: the whole campaign.
+	Shard, Shards int
 	// Fencing says whether cases check fencing (default FencingDrawn).
 	Fencing FencingChecks
 	// HTMLDir is where porcupine's HTML reports go; default
@@ -307,7 +320,10 @@ type Report struct {
 	Name string
 	Seed uint64
 	// Cases is how many cases ran before the first finding, or in all if
-	// there was none; Runs adds the runs spent shrinking.
+	// there was none, in the order of their indices (with several workers,
+	// cases past the first finding may have run too: they are not
+	// counted, nor in Steps and Faults); Runs adds the runs spent
+	// shrinking.
 	Cases, Runs int
 	Steps       int
 	Elapsed     time.Duration

@@ -10,13 +10,12 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"pgregory.net/rapid"
 )
 
 // ErrInTest is returned by Run inside a test binary: there, call Check
@@ -24,7 +23,14 @@ import (
 var ErrInTest = errors.New("fuzz: Run is for programs; a test calls Check")
 
 // Run runs a campaign from a program, as Check does from a test, and
-// reports what it found. It stops early when ctx is done.
+// reports what it found. Its cases run on cfg.Workers workers (default
+// GOMAXPROCS) and, with cfg.Shards, only one shard's slice of them: case k
+// is the case rapid.Check would run k-th from cfg.Seed, whichever worker
+// or shard runs it, and the first failing case by index is the one
+// reported and shrunk, so the report is the same with one worker or many.
+// When ctx is done Run stops starting cases and returns once those under
+// way end (a case takes milliseconds), with the cases run so far in the
+// Report.
 //
 // Cases need a *testing.T: testing/synctest, which gives them virtual time
 // and lets the harness decide the interleaving, runs only inside a test.
@@ -42,12 +48,22 @@ func Run(ctx context.Context, target Target, cfg Config) (Report, error) {
 	if cfg.Seed == 0 {
 		cfg.Seed = rand.Uint64() | 1
 	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = runtime.GOMAXPROCS(0)
+	}
+	if cfg.Shards < 1 || cfg.Shard < 1 || cfg.Shard > cfg.Shards {
+		if cfg.Shards > 0 || cfg.Shard > 0 {
+			return Report{}, fmt.Errorf("fuzz: shard %d of %d: want 1 <= shard <= shards", cfg.Shard, cfg.Shards)
+		}
+		cfg.Shard, cfg.Shards = 1, 1
+	}
 	e := newEngine(target.subject(), cfg)
 	if len(cfg.Servers) > 0 && !e.sub.isLock() {
 		return Report{}, fmt.Errorf("fuzz: the %s recipe runs on the fake only; a real ensemble runs the lock loop", e.sub.name)
 	}
 	e.ctx = ctx
 
+	testing.Init() // the testing package's flags, -test.parallel among them
 	restore, err := setRapidFlags(cfg)
 	if err != nil {
 		return Report{}, err
@@ -95,6 +111,7 @@ func Run(ctx context.Context, target Target, cfg Config) (Report, error) {
 		close(stopProgress)
 		return Report{}, err
 	}
+	var res campaignResult
 	m := testing.MainStart(programDeps{}, []testing.InternalTest{{
 		Name: cfg.Name,
 		F: func(t *testing.T) {
@@ -102,7 +119,7 @@ func Run(ctx context.Context, target Target, cfg Config) (Report, error) {
 				e.realCampaign(t, cfg.Cases, cfg.Seed)
 				return
 			}
-			rapid.Check(t, e.property)
+			e.campaign(t, &res)
 		},
 	}}, nil, nil, nil)
 	m.Run()
@@ -124,7 +141,11 @@ func Run(ctx context.Context, target Target, cfg Config) (Report, error) {
 		Faults:  e.faultCounts(),
 	}
 	report.Cases = report.Runs
-	if first := e.firstFail.Load(); first > 0 {
+	if len(cfg.Servers) == 0 {
+		// The cases in index order up to the first failing one, whatever
+		// the workers ran beyond it: the same with one worker or many.
+		report.Cases, report.Runs, report.Steps, report.Faults = res.run, res.run+res.shrunk, res.steps, res.faults
+	} else if first := e.firstFail.Load(); first > 0 {
 		report.Cases = int(first)
 	}
 	if f := e.lastFinding(); f != nil {
@@ -138,11 +159,12 @@ func Run(ctx context.Context, target Target, cfg Config) (Report, error) {
 	return report, nil
 }
 
-// setRapidFlags points rapid's flags at cfg and returns a function that
-// puts them back.
+// setRapidFlags points rapid's flags, and the testing package's
+// -test.parallel, at cfg and returns a function that puts them back.
 func setRapidFlags(cfg Config) (restore func(), err error) {
 	values := map[string]string{
 		"rapid.checks":     strconv.Itoa(cfg.Cases),
+		"test.parallel":    strconv.Itoa(max(cfg.Workers, 1)),
 		"rapid.seed":       strconv.FormatUint(cfg.Seed, 10),
 		"rapid.nofailfile": strconv.FormatBool(cfg.NoFailFile),
 	}

@@ -38,6 +38,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -87,6 +88,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	seed := fs.Uint64("seed", 0, "the campaign's seed (0: a random one, printed)")
 	clients := fs.Int("clients", 0, "the most clients a case runs, 2 to 8 (default 5, or what the mutant needs)")
 	steps := fs.Int("steps", 0, "the most actions in a case's schedule (default 80)")
+	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "how many cases to run at once; the result is the same with any number")
+	shard := fs.String("shard", "", "K/N: run shard K (from 1) of N of the campaign's cases, every N-th index from K-1; N jobs with the same -seed and -cases run the whole campaign")
 	htmlDir := fs.String("html", "", "where to write porcupine's HTML report of a finding (default $TMPDIR/zksim-linearizability)")
 	shrink := fs.Duration("shrinktime", 20*time.Second, "how long to spend shrinking a finding")
 	noFailFile := fs.Bool("nofailfile", false, "do not write rapid's fail file (testdata/rapid/<campaign>/) for a finding")
@@ -123,6 +126,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "zkfuzz: -cases must be positive")
 		return 2
 	}
+	shardK, shardN, err := parseShard(*shard)
+	if err != nil {
+		fmt.Fprintf(stderr, "zkfuzz: %v\n", err)
+		return 2
+	}
+	if *workers < 1 {
+		fmt.Fprintln(stderr, "zkfuzz: -workers must be positive")
+		return 2
+	}
 	if *clients != 0 && (*clients < 2 || *clients > 8) {
 		fmt.Fprintln(stderr, "zkfuzz: -clients must be from 2 to 8")
 		return 2
@@ -147,6 +159,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		NoFailFile: *noFailFile,
 		ShrinkTime: *shrink,
 		Servers:    servers,
+		Workers:    *workers,
+		Shard:      shardK,
+		Shards:     shardN,
 	}
 	for _, o := range l.opts {
 		o(&cfg)
@@ -175,6 +190,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	replay := fmt.Sprintf("go run ./cmd/zkfuzz -recipe=%s -seed=%d -cases=%d", l.name, report.Seed, *cases)
+	if *shard != "" {
+		replay += " -shard=" + *shard
+	}
 	if len(report.Findings) == 0 {
 		verdict := "no finding"
 		if report.Stopped {
@@ -201,6 +219,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "note: %s is a mutant expected to be found by %s\n", l.name, l.detector)
 	}
 	return 1
+}
+
+// parseShard reads -shard's K/N; "" is the whole campaign (0, 0).
+func parseShard(s string) (k, n int, err error) {
+	if s == "" {
+		return 0, 0, nil
+	}
+	if _, err := fmt.Sscanf(s, "%d/%d", &k, &n); err != nil || n < 1 || k < 1 || k > n || fmt.Sprintf("%d/%d", k, n) != s {
+		return 0, 0, fmt.Errorf("-shard %q: want K/N with 1 <= K <= N", s)
+	}
+	return k, n, nil
 }
 
 func flagSet(fs *flag.FlagSet, name string) bool {

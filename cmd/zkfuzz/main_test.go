@@ -6,8 +6,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zksim/zksim/fuzz"
 )
@@ -67,12 +70,100 @@ func TestCampaign(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the command and runs campaigns")
 	}
-	bin := filepath.Join(t.TempDir(), "zkfuzz")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	zkfuzz := buildZkfuzz(t)
 	html := t.TempDir()
-	zkfuzz := func(args ...string) (string, int) {
+
+	out, code := zkfuzz("-recipe=timed-wait", "-cases=300", "-seed=1", "-html="+html, "-shrinktime=60s", "-nofailfile", "-workers=2")
+	if code != 1 {
+		t.Fatalf("a campaign against timed-wait exited %d, want 1:\n%s", code, out)
+	}
+	for _, want := range []string{"timed-wait: mutual-exclusion found after", "  1. [+0.000s] ", "porcupine's view of the history: " + html, "replay the campaign: go run ./cmd/zkfuzz -recipe=timed-wait -seed=1 -cases=300", "cases/s"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the output lacks %q:\n%s", want, out)
+		}
+	}
+	// One worker: the same case found, after as many cases, the same
+	// story.
+	again, _ := zkfuzz("-recipe=timed-wait", "-cases=300", "-seed=1", "-html="+html, "-shrinktime=60s", "-nofailfile", "-quiet", "-workers=1")
+	if story(again) != story(out) || foundAfter(t, again) != foundAfter(t, out) {
+		t.Errorf("one worker told another story than two:\n%s\n---\n%s", out, again)
+	}
+
+	out, code = zkfuzz("-recipe=sound-for-test", "-cases=10")
+	if code != 2 {
+		t.Errorf("an unknown locker exited %d, want 2:\n%s", code, out)
+	}
+}
+
+// TestShards runs a campaign whole and in two shards: the shards run the
+// whole campaign's cases between them, so the first failing case of the
+// whole is the first of the two shards' first failing cases.
+func TestShards(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the command and runs campaigns")
+	}
+	zkfuzz := buildZkfuzz(t)
+	run := func(args ...string) string {
+		out, _ := zkfuzz(append([]string{"-recipe=forget-guid", "-cases=2000", "-seed=3", "-shrinktime=1ms", "-nofailfile", "-quiet"}, args...)...)
+		return out
+	}
+	whole := foundAfter(t, run()) - 1 // the failing case's index
+	first := foundAfter(t, run("-shard=1/2")) - 1
+	second := foundAfter(t, run("-shard=2/2")) - 1
+	if got := min(2*first, 2*second+1); got != whole {
+		t.Errorf("the whole campaign failed first at case %d, its shards at cases %d and %d", whole, 2*first, 2*second+1)
+	}
+	if out, code := zkfuzz("-shard=3/2"); code != 2 {
+		t.Errorf("-shard=3/2 exited %d, want 2:\n%s", code, out)
+	}
+}
+
+// TestStopsWhenAsked interrupts a campaign of a billion cases: it stops
+// within a second, and says how many cases it ran.
+func TestStopsWhenAsked(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the command and runs a campaign")
+	}
+	cmd := exec.Command(build(t), "-cases=1000000000", "-seed=1", "-quiet", "-nofailfile")
+	cmd.Dir = t.TempDir()
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second)
+	asked := time.Now()
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	took := time.Since(asked)
+	if err != nil || took > time.Second {
+		t.Errorf("the campaign ended %v after it was asked to stop (%v):\n%s", took, err, out.String())
+	}
+	if !regexp.MustCompile(`stopped, no finding so far in [1-9]\d* cases`).MatchString(out.String()) {
+		t.Errorf("the report does not say how many cases ran:\n%s", out.String())
+	}
+}
+
+// foundAfter reads how many cases a campaign ran to its finding.
+func foundAfter(t *testing.T, out string) int {
+	t.Helper()
+	m := regexp.MustCompile(`found after (\d+) cases`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no finding:\n%s", out)
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+// buildZkfuzz builds the command and returns a runner of it, in a
+// directory of its own and in fake mode whatever the environment: its
+// output and exit code.
+func buildZkfuzz(t *testing.T) func(args ...string) (string, int) {
+	t.Helper()
+	bin := build(t)
+	return func(args ...string) (string, int) {
 		cmd := exec.Command(bin, args...)
 		cmd.Dir = t.TempDir()
 		// Fake mode, whatever the environment: the shrunk story is what
@@ -93,25 +184,16 @@ func TestCampaign(t *testing.T) {
 		t.Fatalf("running zkfuzz: %v", err)
 		return "", -1
 	}
+}
 
-	out, code := zkfuzz("-recipe=timed-wait", "-cases=300", "-seed=1", "-html="+html, "-shrinktime=60s", "-nofailfile")
-	if code != 1 {
-		t.Fatalf("a campaign against timed-wait exited %d, want 1:\n%s", code, out)
+// build builds the command and returns its path.
+func build(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "zkfuzz")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	for _, want := range []string{"timed-wait: mutual-exclusion found after", "  1. [+0.000s] ", "porcupine's view of the history: " + html, "replay the campaign: go run ./cmd/zkfuzz -recipe=timed-wait -seed=1 -cases=300", "cases/s"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("the output lacks %q:\n%s", want, out)
-		}
-	}
-	again, _ := zkfuzz("-recipe=timed-wait", "-cases=300", "-seed=1", "-html="+html, "-shrinktime=60s", "-nofailfile", "-quiet")
-	if story(again) != story(out) {
-		t.Errorf("the same seed told another story:\n%s\n---\n%s", story(out), story(again))
-	}
-
-	out, code = zkfuzz("-recipe=sound-for-test", "-cases=10")
-	if code != 2 {
-		t.Errorf("an unknown locker exited %d, want 2:\n%s", code, out)
-	}
+	return bin
 }
 
 // story returns the numbered lines of a finding's story.

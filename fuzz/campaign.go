@@ -1,0 +1,183 @@
+package fuzz
+
+import (
+	"flag"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// This file is Run's campaign: its cases by index, on as many workers as
+// asked, one slice of them if the campaign is sharded.
+//
+// Case k is the case rapid.Check runs k-th from the campaign's seed: rapid
+// seeds its i-th check with the seed plus 0+1+...+i, so case k's seed is
+// Seed + k(k+1)/2, and rapid.Check with that seed and one check runs it
+// alone. A case thus depends on the campaign's seed and its index only,
+// whichever worker or shard runs it, and the first failing case by index
+// is the same with one worker or many. Once the cases up to it have run,
+// the campaign runs it again, alone, through rapid.Check, which shrinks it
+// and writes the fail file as a test's campaign does.
+
+// caseSeed is the seed rapid.Check gives the case of index k.
+func caseSeed(seed uint64, k int) uint64 {
+	n := uint64(k)
+	return seed + n*(n+1)/2
+}
+
+// shardCases describes the cases shard (from 1) of shards runs, of a
+// campaign of cases: every shards-th index, from shard-1, so that each
+// shard draws from the whole campaign, and shards together run every case
+// once. It returns how many there are and the index of the i-th; a
+// campaign may be far too long to list (Cases 1<<30, stopped by its ctx).
+func shardCases(cases, shard, shards int) (n int, index func(i int) int) {
+	if shards < 1 {
+		shard, shards = 1, 1
+	}
+	if cases >= shard {
+		n = (cases-shard)/shards + 1
+	}
+	return n, func(i int) int { return shard - 1 + i*shards }
+}
+
+// caseOutcome is what a case of the search left: its steps, its faults,
+// and its finding.
+type caseOutcome struct {
+	ran     bool
+	steps   int
+	tally   Faults
+	finding *Finding
+}
+
+// flagsMu guards rapid's flags while a case's rapid.Check reads them: a
+// worker holds it from setting the seed until rapid calls its property,
+// by which time rapid has read every flag it reads before a failure.
+var flagsMu sync.Mutex
+
+// setFlag sets one of rapid's flags; the caller holds flagsMu, or runs
+// alone.
+func setFlag(name, value string) {
+	if err := flag.Set(name, value); err != nil {
+		panic(fmt.Sprintf("fuzz: setting -%s: %v", name, err))
+	}
+}
+
+// campaignResult is what the campaign found.
+type campaignResult struct {
+	run    int // cases run, in index order, up to the first failing one
+	shrunk int // runs spent shrinking the first failing one
+	steps  int
+	faults Faults
+	found  bool
+}
+
+// campaign runs the cases of Run's campaign under t: the fail files
+// first, then the shard's cases on the workers, then the first failing
+// case again, shrunk, which fails t (and so ends the test's goroutine:
+// what the campaign found is in res by then).
+func (e *engine) campaign(t *testing.T, res *campaignResult) {
+	cfg := e.cfg
+	// The fail files, as a test's campaign replays them: a failing one
+	// fails t with its story.
+	setFlag("rapid.checks", "0")
+	res.found = true
+	rapid.Check(t, e.property)
+	res.found = false
+	setFlag("rapid.checks", "1")
+
+	n, index := shardCases(cfg.Cases, cfg.Shard, cfg.Shards)
+	var mu sync.Mutex
+	outcomes := map[int]caseOutcome{} // by position among the shard's cases
+	var next atomic.Int64
+	var firstFailing atomic.Int64 // position of the first failing case so far
+	firstFailing.Store(int64(n))
+	t.Run("search", func(t *testing.T) {
+		for w := range max(cfg.Workers, 1) {
+			t.Run("worker"+strconv.Itoa(w+1), func(t *testing.T) {
+				t.Parallel()
+				for {
+					i := int(next.Add(1) - 1)
+					if i >= n || int64(i) > firstFailing.Load() || e.ctx != nil && e.ctx.Err() != nil {
+						return
+					}
+					o := e.searchCase(t, index(i))
+					mu.Lock()
+					outcomes[i] = o
+					mu.Unlock()
+					if o.finding != nil {
+						for {
+							old := firstFailing.Load()
+							if int64(i) >= old || firstFailing.CompareAndSwap(old, int64(i)) {
+								break
+							}
+						}
+					}
+				}
+			})
+		}
+	})
+
+	for i := 0; i < n; i++ {
+		o := outcomes[i]
+		if !o.ran {
+			break // a stopped campaign: the cases run so far are those before the first that did not run
+		}
+		res.run++
+		res.steps += o.steps
+		res.faults.add(o.tally)
+		if o.finding != nil {
+			res.found = true
+			e.firstFail.Store(int64(res.run))
+			// Again, alone: rapid shrinks it and fails t with the
+			// shrunk story, as a test's campaign does.
+			setFlag("rapid.seed", strconv.FormatUint(caseSeed(cfg.Seed, index(i)), 10))
+			before := e.runs.Load()
+			defer func() { res.shrunk = int(e.runs.Load() - before) }()
+			rapid.Check(t, e.property)
+			if e.lastFinding() == nil {
+				// Not reproduced (rapid has said so on t): the search's
+				// own finding stands.
+				e.mu.Lock()
+				e.last = o.finding
+				e.mu.Unlock()
+			}
+			break
+		}
+	}
+}
+
+// searchCase runs case k by itself, under a subtest of its own (whose name
+// matches no fail file), and returns what it left.
+func (e *engine) searchCase(t *testing.T, k int) caseOutcome {
+	var out caseOutcome
+	t.Run(strconv.Itoa(k), func(t *testing.T) {
+		flagsMu.Lock()
+		locked := true
+		unlock := func() {
+			if locked {
+				locked = false
+				flagsMu.Unlock()
+			}
+		}
+		defer unlock()
+		setFlag("rapid.seed", strconv.FormatUint(caseSeed(e.cfg.Seed, k), 10))
+		rapid.Check(t, func(rt *rapid.T) {
+			unlock()
+			e.runs.Add(1)
+			c, f := e.runAndCheck(rt)
+			out = caseOutcome{ran: true, steps: c.steps, tally: c.tally, finding: f}
+			if f != nil {
+				e.failures.Add(1)
+				return
+			}
+			e.mu.Lock()
+			e.faults.add(c.tally) // for Progress only: the Report sums the outcomes
+			e.mu.Unlock()
+		})
+	})
+	return out
+}
