@@ -10,7 +10,7 @@
 // the server's event log can settle such operations afterwards
 // ([Recorder.Settle] with a [GroundTruth]), which keeps checking fast.
 //
-// Three models are provided:
+// Five models are provided:
 //
 //   - [CheckMutex] checks a lock: Acquire, TryLock and Release by sessions,
 //     holds ended by session expiry, and writes to a resource the lock
@@ -18,6 +18,12 @@
 //   - [CheckElection] checks a leader election: the leader is a lock
 //     holder, and observers read who leads — perhaps stale, never going
 //     back within a session, never seeing a leader not yet elected.
+//   - [CheckRWMutex] checks a read/write lock: readers share the read
+//     side, one writer at a time holds the write side and keeps readers
+//     out, and writers' tokens and writes are checked as the lock's.
+//   - [CheckSemaphore] checks a counting semaphore: never more than Max
+//     leases held at once, each from its acquisition to its release or
+//     its session's expiry.
 //   - [CheckZnodes] checks create, delete, set, get, exists, children and
 //     sync on a small set of znodes, with exactly ZooKeeper's promise:
 //     writes are linearizable; a read may be stale, but never older than

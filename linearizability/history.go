@@ -1,6 +1,9 @@
 package linearizability
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // History is a recorded history: the operations, and the faults injected
 // while they ran.
@@ -55,4 +58,13 @@ func (e SessionExpiry) String() string {
 // sessionName formats a session id the way ZooKeeper logs it.
 func sessionName(session int64) string {
 	return fmt.Sprintf("0x%x", uint64(session))
+}
+
+// sessionNames formats session ids for reports, separated by spaces.
+func sessionNames(sessions []int64) string {
+	names := make([]string, len(sessions))
+	for i, s := range sessions {
+		names[i] = sessionName(s)
+	}
+	return strings.Join(names, " ")
 }
