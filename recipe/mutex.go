@@ -266,6 +266,14 @@ type mutexConfig struct {
 	pollInterval time.Duration
 	listener     func(MutexState)
 	wakeHook     func(zk.Event)
+
+	// For RWMutex (see rwmutex.go): rwNames is what WithRWNodeNames gave
+	// NewRWMutex, the readers' and the writers' node name; NewRWMutex sets
+	// blockedBy and admit for its two sides. A Mutex of its own leaves
+	// them zero.
+	rwNames   *[2]string
+	blockedBy func(name string) bool // which contenders ahead make this one wait; nil: every one
+	admit     func() error           // asked before Lock or TryLock queues; an error refuses the call
 }
 
 // WithACL sets the ACL of the lock's nodes and of any parents the Mutex
@@ -668,6 +676,11 @@ func (m *Mutex) lock(ctx context.Context, wait bool) (bool, error) {
 	if m.closed.Load() {
 		return false, errConnClosed
 	}
+	if m.cfg.admit != nil {
+		if err := m.cfg.admit(); err != nil {
+			return false, err
+		}
+	}
 	if reentered, err := m.reenter(ctx); err != nil || reentered {
 		return reentered, err
 	}
@@ -736,8 +749,9 @@ func (m *Mutex) reenter(ctx context.Context) (bool, error) {
 	return false, nil
 }
 
-// busy reports whether the lock has any contender now, so TryLock can give
-// up without putting a node in the queue (which would wake whoever is
+// busy reports whether the lock has any contender now that would make the
+// handle wait (any at all, unless blockedBy says otherwise), so TryLock can
+// give up without putting a node in the queue (which would wake whoever is
 // queued behind it when it is deleted again).
 //
 // The listing follows a sync: a follower that lags may still list nodes
@@ -753,6 +767,6 @@ func (m *Mutex) busy(ctx context.Context) (bool, error) {
 	}
 	return slices.ContainsFunc(children, func(name string) bool {
 		_, ok := sequenceIn(name, m.cfg.nodeName)
-		return ok
+		return ok && (m.cfg.blockedBy == nil || m.cfg.blockedBy(name))
 	}), nil
 }

@@ -189,7 +189,7 @@ func (m *Mutex) queue(ctx context.Context, c created, wait bool) (h *hold, again
 		if err != nil {
 			return m.abandon(c.node, err)
 		}
-		pred, present, strays := predecessor(children, name, mark, m.cfg.nodeName)
+		pred, present, strays := predecessor(children, name, mark, m.cfg.nodeName, m.cfg.blockedBy)
 		if len(strays) > 0 {
 			// Our own twins from a create whose lost reply was applied after
 			// all: remove them, or one would hold the lock for nobody.
@@ -330,7 +330,11 @@ func (m *Mutex) ownEvent(ctx context.Context, node string, session int64, ev zk.
 // not there, the last contender is its predecessor. One pass, no sort: every
 // waiter a release wakes reads the whole queue, and a queue of a thousand
 // took longer to sort than to fetch.
-func predecessor(children []string, name, mark, nodeName string) (pred string, present bool, strays []string) {
+//
+// blockedBy, unless nil, narrows "ahead" to the contenders it reports true
+// for: an RWMutex's reader waits only for those that are not readers, and
+// so watches the nearest of them, and is first once none is ahead.
+func predecessor(children []string, name, mark, nodeName string, blockedBy func(string) bool) (pred string, present bool, strays []string) {
 	ownSeq, _ := sequenceIn(name, nodeName)
 	own := contender{name: name, seq: ownSeq}
 	var ahead, last contender // the nearest contender ahead of own, and the last of all
@@ -351,7 +355,7 @@ func predecessor(children []string, name, mark, nodeName string) (pred string, p
 			if !haveLast || last.before(c) {
 				last, haveLast = c, true
 			}
-			if c.before(own) && (!haveAhead || ahead.before(c)) {
+			if c.before(own) && (blockedBy == nil || blockedBy(child)) && (!haveAhead || ahead.before(c)) {
 				ahead, haveAhead = c, true
 			}
 		}

@@ -84,7 +84,7 @@ func TestQueueOrderAcrossTheWrap(t *testing.T) {
 			t.Errorf("queue order %v, want %v", got, want)
 		}
 		for i := 1; i < len(want); i++ {
-			if pred, present, _ := predecessor(children, want[i], "_c_none-", DefaultNodeName); !present || pred != want[i-1] {
+			if pred, present, _ := predecessor(children, want[i], "_c_none-", DefaultNodeName, nil); !present || pred != want[i-1] {
 				t.Errorf("predecessor of %s = %q, %v; want %s", want[i], pred, present, want[i-1])
 			}
 		}
@@ -121,15 +121,15 @@ func TestQueueOrder(t *testing.T) {
 func TestPredecessor(t *testing.T) {
 	const mark = "_c_aaaa-"
 	children := []string{"lock-0000000001", "_c_bbbb-__lock__0000000002", "_c_aaaa-__lock__0000000004", "_c_aaaa-__lock__0000000003", "x"}
-	pred, present, strays := predecessor(children, "_c_aaaa-__lock__0000000004", mark, DefaultNodeName)
+	pred, present, strays := predecessor(children, "_c_aaaa-__lock__0000000004", mark, DefaultNodeName, nil)
 	if pred != "_c_bbbb-__lock__0000000002" || !present || !slices.Equal(strays, []string{"_c_aaaa-__lock__0000000003"}) {
 		t.Errorf("predecessor = %q, %v, %q", pred, present, strays)
 	}
-	pred, present, _ = predecessor([]string{"lock-0000000001"}, "_c_aaaa-__lock__0000000004", mark, DefaultNodeName)
+	pred, present, _ = predecessor([]string{"lock-0000000001"}, "_c_aaaa-__lock__0000000004", mark, DefaultNodeName, nil)
 	if pred != "lock-0000000001" || present {
 		t.Errorf("own node missing: predecessor = %q, %v", pred, present)
 	}
-	pred, present, strays = predecessor([]string{"_c_aaaa-__lock__0000000004", "lock-0000000009"}, "_c_aaaa-__lock__0000000004", mark, DefaultNodeName)
+	pred, present, strays = predecessor([]string{"_c_aaaa-__lock__0000000004", "lock-0000000009"}, "_c_aaaa-__lock__0000000004", mark, DefaultNodeName, nil)
 	if pred != "" || !present || len(strays) != 0 {
 		t.Errorf("first in queue: predecessor = %q, %v, %q", pred, present, strays)
 	}
@@ -187,7 +187,7 @@ func TestPredecessorAgreesWithTheSortedQueue(t *testing.T) {
 			add(name)
 		}
 		rng.Shuffle(len(children), func(i, j int) { children[i], children[j] = children[j], children[i] })
-		pred, present, strays := predecessor(children, name, mark, DefaultNodeName)
+		pred, present, strays := predecessor(children, name, mark, DefaultNodeName, nil)
 		wantPred, wantPresent, wantStrays := predecessorBySorting(children, name, mark)
 		if pred != wantPred || present != wantPresent || !slices.Equal(strays, wantStrays) {
 			t.Fatalf("round %d: predecessor(%q, %q) = %q, %v, %q; sorting gives %q, %v, %q",
