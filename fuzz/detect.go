@@ -3,6 +3,7 @@ package fuzz
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -47,6 +48,9 @@ type change struct {
 	paths map[string]bool    // what it touched: nodes, and parents (path+"/") whose children changed
 	woken map[string][]waker // path → the waiters it woke there
 	herd  bool               // found a herd already (a Recipe's rule)
+	// freedHead: it deleted the first node in the recipe's queue, the
+	// one that holds (a release, a holder's crash or expiry).
+	freedHead bool
 }
 
 // waker is one waiter a change woke.
@@ -68,6 +72,35 @@ func (d *herdDetector) forget(path string) {
 		delete(d.owner, path)
 		d.nodes[s]--
 	}
+}
+
+// head returns the first node in the recipe's queue: of the nodes in its
+// directory, the one with the oldest sequence number, read as serial
+// numbers on ZooKeeper's int32 counter as recipe.Mutex reads them; "" if
+// none has one.
+func (d *herdDetector) head() string {
+	head, first := "", int32(0)
+	for path := range d.owner {
+		n, ok := sequenceOf(path)
+		if ok && (head == "" || int32(uint32(n)-uint32(first)) < 0 || n == first && path < head) {
+			head, first = path, n
+		}
+	}
+	return head
+}
+
+// sequenceOf reads the sequence number ZooKeeper appended to a node's name:
+// ten digits, or a sign and more ("%010d" of an int32).
+func sequenceOf(path string) (int32, bool) {
+	for _, width := range []int{11, 10} {
+		if len(path) < width {
+			continue
+		}
+		if n, err := strconv.ParseInt(path[len(path)-width:], 10, 32); err == nil && (width == 10 || path[len(path)-width] == '-') {
+			return int32(n), true
+		}
+	}
+	return 0, false
 }
 
 // parentOf returns the key under which changes to path's parent's
@@ -120,6 +153,7 @@ func (d *herdDetector) observe(r zkfake.Record, step int) string {
 		case "delete", "reap":
 			d.touch(c, r.Path)
 			d.touch(c, parentOf(r.Path))
+			c.freedHead = r.Path == d.head()
 			d.forget(r.Path)
 		case "setData", "setACL":
 			d.touch(c, r.Path)
@@ -140,7 +174,9 @@ func (d *herdDetector) observe(r zkfake.Record, step int) string {
 			}
 		}
 		sort.Strings(gone)
+		head := d.head()
 		for _, path := range gone {
+			c.freedHead = c.freedHead || path == head
 			d.touch(c, path)
 			d.touch(c, parentOf(path))
 			d.forget(path)
@@ -187,7 +223,7 @@ func (d *herdDetector) wake(r zkfake.Record, step int) string {
 	}
 	woken = append(woken, waker{session: r.Session, step: step, late: r.Time.After(c.rec.Time)})
 	c.woken[r.Path] = woken
-	if !d.h.e.sub.isLock() {
+	if d.h.e != nil && !d.h.e.sub.isLock() {
 		return d.wokeInVain(c, woken, r)
 	}
 	if len(woken) != 2 {
@@ -199,12 +235,16 @@ func (d *herdDetector) wake(r zkfake.Record, step int) string {
 
 // wokeInVain is the herd rule for a Recipe, whose one change may wake
 // several waiters rightly (a writer's release, every reader behind it): a
-// herd is a change that woke two or more waiters, one of which it did not
-// unblock — that waiter set a watch again before its call returned. It
-// is reported once, when the change has woken its second waiter and one
-// of those so far went back to waiting.
+// herd is a release — a change that deleted the first node in the queue —
+// that woke two or more waiters, one of which it did not unblock: that
+// waiter set a watch again before its call returned. It is reported once,
+// when the change has woken its second waiter and one of those so far
+// went back to waiting. Other changes may rightly wake waiters in vain: a
+// waiting writer that gives up wakes the readers behind it, though a
+// writer ahead of it still blocks them, and a write to a node's data
+// unblocks nobody.
 func (d *herdDetector) wokeInVain(c *change, woken []waker, r zkfake.Record) string {
-	if len(woken) < 2 || c.herd {
+	if len(woken) < 2 || c.herd || !c.freedHead {
 		return ""
 	}
 	for _, w := range woken {
@@ -398,6 +438,7 @@ func (h *harness) windDown() {
 				lastProgress, moves = h.now(), 0
 			}
 			h.grant(s, r)
+			h.checkRecipe()
 			continue
 		}
 		h.begin(fmt.Sprintf("no client can move; time passes %v", wait))
@@ -504,6 +545,7 @@ func (h *harness) finalChecks() {
 	h.begin("every client has unlocked and stopped; time passes for the sessions of crashed processes to expire")
 	h.background(2 * maxTimeout)
 	h.checkSettled()
+	h.closeReader()
 	if h.finding != nil {
 		return
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/zksim/zksim/linearizability"
 	"github.com/zksim/zksim/recipe"
@@ -52,12 +51,6 @@ func RecipeElection(conn zktest.Conn, path string) Elector {
 
 // electionPath is the election's directory in every case.
 const electionPath = "/elections/leader"
-
-// stepDownGrace is how long a leader may go on saying it leads once its
-// client is on a new session, the old one expired. An elector may learn
-// of it only by looking: recipe.Election polls its Conn every 100ms for
-// what no watch event tells (a watch it had not armed again yet).
-const stepDownGrace = time.Second
 
 // Election is the Target of a leader election, described as a Recipe (its
 // source is the example of a description to follow). Client 1 observes:
@@ -110,9 +103,7 @@ type electionClient struct {
 	leading bool
 	session int64
 	token   int64
-	// movedOn is when check first saw the client on a new session, the
-	// one it was elected in expired, while it still said it led.
-	movedOn time.Time
+	down    stepDown
 
 	// The observer's stream: the last leader it heard of.
 	mu     sync.Mutex
@@ -186,6 +177,7 @@ func (c *electionClient) stop(ctx context.Context, call *Call) error {
 // returns; an error leaves open whether it ended now or earlier.
 func (c *electionClient) resign(ctx context.Context, call *Call) error {
 	c.leading = false
+	call.IfCrashed(func() { call.Record(c.input(linearizability.Resign, c.session, 0), linearizability.ElectionUnknown{}) })
 	var err error
 	if r, ok := c.elector.(ContextResigner); ok && hasDeadline(ctx) {
 		err = r.ResignContext(ctx)
@@ -227,25 +219,17 @@ func (c *electionClient) observed(_ context.Context, call *Call) error {
 	return nil
 }
 
-// check holds a candidate to its word: once the session it was elected in
-// has expired and its client has moved on to a new one, it must stop
-// saying it leads, within stepDownGrace.
+// check holds a candidate to its word: its lost-leadership signal and
+// IsLeader agree, and once the session it was elected in has expired and
+// its client is on a new one, it stops saying it leads.
 func (c *electionClient) check(v View) string {
 	if l, ok := c.elector.(LossReporter); ok && c.elector.IsLeader() && isClosed(l.Lost()) {
 		return fmt.Sprintf("its elector says it leads (token %d), and that its leadership is lost (Lost is closed)", c.elector.Token())
 	}
-	if !c.leading || v.Session == c.session || v.Session == 0 || !v.Expired(c.session) || !c.elector.IsLeader() {
-		c.movedOn = time.Time{}
+	if !c.leading {
 		return ""
 	}
-	if c.movedOn.IsZero() {
-		c.movedOn = time.Now()
-	}
-	if late := time.Since(c.movedOn); late >= stepDownGrace {
-		return fmt.Sprintf("its elector still says it leads (token %d), %v after the session it was elected in, %#x, had expired and the client had a new one, %#x",
-			c.elector.Token(), late.Round(time.Millisecond), c.session, v.Session)
-	}
-	return ""
+	return c.down.check(v, c.session, c.elector.IsLeader(), fmt.Sprintf("its elector still says it leads (token %d)", c.elector.Token()))
 }
 
 // settled holds the observer's stream to the server: the last leader it

@@ -44,6 +44,22 @@ func TestRecipeElection(t *testing.T) {
 	}
 }
 
+// TestRecipeRWMutex runs the project's read/write lock through campaigns
+// of every size of client group.
+func TestRecipeRWMutex(t *testing.T) {
+	for _, n := range []int{2, 3, 5, 8} {
+		t.Run(fmt.Sprintf("clients=%d", n), func(t *testing.T) {
+			Check(t, RWMutex(RecipeRWMutex), WithClients(n))
+		})
+	}
+}
+
+// TestSoundQueueRWMutex holds the queue lock's read/write lock, which the
+// read/write mutants break, to the same campaign.
+func TestSoundQueueRWMutex(t *testing.T) {
+	Check(t, RWMutex(queueRWLocker(sound)))
+}
+
 // TestSoundQueueElection holds the queue lock's election, which two of
 // the election mutants break, to the election's campaign.
 func TestSoundQueueElection(t *testing.T) {
@@ -103,6 +119,10 @@ var mutantBudgets = map[string]int{
 	"election-exists":         60,
 	"election-split-brain":    2000,
 	"election-stale-observer": 20,
+	// The read/write lock's.
+	"rw-reader-waits-all":           2000,
+	"rw-writer-ignores-readers":     2000,
+	"rw-readers-watch-first-writer": 2000,
 	// The example of a recipe of one's own (example_recipe_test.go).
 	"first-to-create": 90,
 }

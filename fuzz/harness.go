@@ -133,8 +133,10 @@ type slot struct {
 	// lockReturned is when the client's last Lock or TryLock returned.
 	lockReturned linearizability.Instant
 	// call names a Recipe client's operation in progress, when it is in
-	// one (phaseLocking).
-	call string
+	// one (phaseLocking); lastMove is when the harness last let one of
+	// the client's requests go.
+	call     string
+	lastMove time.Time
 }
 
 func (s *slot) name() string { return fmt.Sprintf("client %d", s.id+1) }
@@ -155,7 +157,6 @@ type incarnation struct {
 	gated   *gatedConn
 	locker  Locker // a lock's
 	handle  any    // or a Recipe's
-	srv     *zkfake.Server
 	ctx     context.Context
 	cancel  context.CancelFunc
 	done    chan struct{}
@@ -310,8 +311,9 @@ type harness struct {
 	// server's log come after them, without steps).
 	rec     *linearizability.Recorder
 	opSteps []int
-	// admin is the harness's own session, which deletes clients' nodes.
-	admin *zkfake.Conn
+	// admin is the harness's own session, which deletes clients' nodes;
+	// reader another, which a Recipe's checks read the server with.
+	admin, reader *zkfake.Conn
 
 	resourceToken int64 // the newest token the fenced resource accepted
 	writes        int   // successful writes so far, for the poll detector
@@ -459,6 +461,7 @@ func runCase(t *rapid.T, e *engine) *caseResult {
 			break
 		}
 		h.apply(a)
+		h.checkRecipe()
 	}
 	if h.finding == nil {
 		h.windDown()
@@ -541,7 +544,6 @@ func (h *harness) spawn(s *slot) {
 		killed:  make(chan struct{}),
 		row:     len(h.incs),
 		fencing: h.fencing,
-		srv:     h.srv,
 	}
 	inc.gated = newGatedConn(inc, conn, newLeash(h.end))
 	s.inc = inc
@@ -695,11 +697,12 @@ func (h *harness) grant(s *slot, r *request) {
 	inc := s.inc
 	inc.take(r)
 	r.step = h.cur.index
+	s.lastMove = time.Now()
 	if r.point == noPoint {
 		h.checkClosedConn(s)
 		h.checkPoll(s, r)
 		if r.watch && s.phase == phaseLocking {
-			h.noteWaiting(s)
+			h.noteWaiting(s, r.path)
 		}
 		h.note("%s: %s", s.name(), describeCall(r))
 		r.grant <- true
@@ -1016,6 +1019,7 @@ func (h *harness) teardown() {
 	h.tick()
 	h.begin("the case ends: each live process closes its Conn, the server stops, and the clients' goroutines get time to end")
 	h.closeAdmin()
+	h.closeReader()
 	for _, s := range h.slots {
 		if inc := s.inc; !inc.isDead() {
 			inc.gated.leash.ended(s.inCall())

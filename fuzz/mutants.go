@@ -79,7 +79,7 @@ func Mutants() []Mutant {
 		{"forget-guid", "after a create whose reply was lost, takes one listing without its GUID to mean the create never applied, and queues with a new GUID; the first node shows up later, owned by the live session, and blocks the queue", Liveness, queue(forgetGUID), nil, nil, "mutex"},
 		{"listing-order", "names nodes plainly (\"lock-<seq>\") and takes the order ZooKeeper lists them in for the queue's order; ZooKeeper lists children in no particular order", MutualExclusion, queue(listingOrder), nil, []Detector{Liveness, Leak}, "mutex"},
 	}
-	return append(locks, electionMutants()...)
+	return slices.Concat(locks, electionMutants(), rwMutants())
 }
 
 // MutantByName returns the mutant called name.
@@ -110,6 +110,10 @@ const (
 	forgetGUID
 	listingOrder
 	existsLeads
+	// The read/write lock's (see rwmutex.go).
+	readerWaitsAll
+	writerIgnoresReaders
+	readersWatchFirstWriter
 )
 
 // errLost is what a mutant's Unlock returns when its node was already gone.
@@ -140,6 +144,7 @@ type queueLock struct {
 	conn    zktest.Conn
 	dir     string
 	v       variant
+	read    bool   // the shared side of a read/write lock (rwmutex.go)
 	node    string // the own node's path while queued, holding or releasing
 	holding bool
 	pending bool // an Unlock could not confirm its Delete: node may still be there
@@ -200,6 +205,29 @@ func splitmix(x uint64) uint64 {
 	return x ^ x>>31
 }
 
+// nodeName is the name of the lock's nodes after the GUID: a reader's
+// "rlock-", whose last "lock-" the sequence number follows too.
+func (l *queueLock) nodeName() string {
+	if l.read {
+		return "rlock-"
+	}
+	return "lock-"
+}
+
+// blockers returns the nodes of ahead (the queue ahead of the own node)
+// that the lock waits for: all of them, or, for a reader, the writers —
+// but for the read/write mutants' mistakes.
+func (l *queueLock) blockers(ahead []string) []string {
+	switch {
+	case l.read && l.v != readerWaitsAll, !l.read && l.v == writerIgnoresReaders:
+		return slices.DeleteFunc(slices.Clone(ahead), queueReads)
+	}
+	return ahead
+}
+
+// queueReads reports whether a queue lock's node is a reader's.
+func queueReads(node string) bool { return strings.Contains(node, "-rlock-") }
+
 // plainNames reports whether the variant names its nodes "lock-<seq>",
 // without a GUID.
 func (l *queueLock) plainNames() bool { return l.v == plainRetry || l.v == listingOrder }
@@ -207,7 +235,7 @@ func (l *queueLock) plainNames() bool { return l.v == plainRetry || l.v == listi
 // enqueue creates the own node.
 func (l *queueLock) enqueue(ctx context.Context) error {
 	guid := l.newGUID()
-	prefix := l.dir + "/_c_" + guid + "-lock-"
+	prefix := l.dir + "/_c_" + guid + "-" + l.nodeName()
 	if l.plainNames() {
 		prefix = l.dir + "/lock-"
 	}
@@ -254,7 +282,7 @@ func (l *queueLock) enqueue(ctx context.Context) error {
 			if l.v == forgetGUID {
 				// Not there, so never made: a new name for the next try.
 				guid = l.newGUID()
-				prefix = l.dir + "/_c_" + guid + "-lock-"
+				prefix = l.dir + "/_c_" + guid + "-" + l.nodeName()
 			}
 		case recipe.IsConnectionLoss(err), errors.Is(err, zk.ErrSessionExpired):
 		default:
@@ -417,7 +445,14 @@ func (l *queueLock) await(ctx context.Context) (bool, error) {
 		if i == 0 || l.v == existsLeads {
 			return l.took(ctx)
 		}
-		pred := l.dir + "/" + queue[i-1]
+		blockers := l.blockers(queue[:i])
+		if len(blockers) == 0 {
+			return l.took(ctx)
+		}
+		pred := l.dir + "/" + blockers[len(blockers)-1]
+		if l.read && l.v == readersWatchFirstWriter {
+			pred = l.dir + "/" + blockers[0]
+		}
 		var watch <-chan zk.Event
 		switch l.v {
 		case watchChildren:

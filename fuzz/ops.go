@@ -2,11 +2,14 @@ package fuzz
 
 import (
 	"fmt"
-
-	"github.com/zksim/zksim/linearizability"
 	"runtime/debug"
 	"slices"
 	"strings"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zksim/zksim/linearizability"
+	"github.com/zksim/zksim/zkfake/zktest"
 )
 
 // This file is the client loop of a Recipe and the harness's books at its
@@ -86,12 +89,76 @@ func (inc *incarnation) fenceWrite(token int64) bool {
 	return inc.wait(r) && r.got
 }
 
-// view is what a Recipe's Check sees of the client.
-func (inc *incarnation) view() View {
-	return View{
-		Client:  inc.slot.id,
+// view is what a Recipe's Check and Settled see of s's client.
+func (h *harness) view(s *slot) View {
+	inc := s.inc
+	v := View{
+		Client:  s.id,
 		Session: inc.conn.SessionID(),
-		Expired: func(session int64) bool { return !slices.Contains(inc.srv.Sessions(), session) },
+		Expired: func(session int64) bool { return !slices.Contains(h.srv.Sessions(), session) },
+		Call:    s.call,
+	}
+	if r := inc.nextRequest(); r != nil && r.point == noPoint {
+		v.Gated = true
+	}
+	if s.call != "" {
+		v.Since = h.now() - s.acquireCall.Time().Sub(h.start)
+		v.Waiting = !inc.partitioned && !inc.paused && inc.conn.State() == zk.StateHasSession && !h.lagging[inc.conn.Member()] && inc.nextRequest() == nil
+		v.Idle = time.Since(s.lastMove)
+	}
+	for _, p := range h.srv.Ephemerals(v.Session) {
+		if strings.HasPrefix(p, h.dir+"/") {
+			v.Nodes = append(v.Nodes, p)
+		}
+	}
+	return v
+}
+
+// checkRecipe asks a Recipe's Check of every live client's handle, and its
+// Stalled of every one whose call waits, after a step.
+func (h *harness) checkRecipe() {
+	sub := h.e.sub
+	if sub.check == nil && sub.stalled == nil || h.finding != nil {
+		return
+	}
+	for _, s := range h.slots {
+		inc := s.inc
+		if inc.handle == nil || inc.isDead() || inc.exited {
+			continue
+		}
+		v := h.view(s)
+		if sub.checkReads {
+			v.Read = h.readSession()
+		}
+		if sub.check != nil {
+			if trouble := sub.check(inc.handle, v); trouble != "" {
+				h.found(StateReport, "%s, at step %d: %s", s.name(), h.cur.index, trouble)
+				return
+			}
+		}
+		if sub.stalled != nil && v.Waiting {
+			if trouble := sub.stalled(inc.handle, v); trouble != "" {
+				h.found(Liveness, "%s, at step %d: %s", s.name(), h.cur.index, trouble)
+				return
+			}
+		}
+	}
+}
+
+// readSession returns the harness's own session for reading the server,
+// opened the first time it is asked for.
+func (h *harness) readSession() zktest.Conn {
+	if h.reader == nil {
+		h.reader = h.ownSession()
+	}
+	return h.reader
+}
+
+// closeReader closes the reading session, if one was opened.
+func (h *harness) closeReader() {
+	if h.reader != nil {
+		h.reader.Close()
+		h.reader = nil
 	}
 }
 
@@ -124,11 +191,6 @@ func (h *harness) onOpPoint(s *slot, r *request) bool {
 	sub := h.e.sub
 	switch r.point {
 	case pointOp:
-		if sub.check != nil {
-			if trouble := sub.check(inc.handle, inc.view()); trouble != "" {
-				h.found(StateReport, "%s, at step %d: %s", s.name(), h.cur.index, trouble)
-			}
-		}
 		if h.stopping {
 			if sub.stop != nil && !inc.stopped {
 				inc.stopped = true
@@ -199,7 +261,13 @@ func (h *harness) addRecords(s *slot, call *Call, last int64, ret linearizabilit
 	crashed := last == 0
 	inc.mu.Lock()
 	fns := call.sessions
+	ifCrashed := call.crashed
 	inc.mu.Unlock()
+	if crashed {
+		for _, fn := range ifCrashed {
+			fn()
+		}
+	}
 	for _, fn := range fns {
 		for _, id := range s.callSessions {
 			fn(id, !crashed && id == last)
@@ -218,9 +286,14 @@ func (h *harness) addRecords(s *slot, call *Call, last int64, ret linearizabilit
 	}
 }
 
-// noteWaiting notes that s, in a call, sets a watch in the current step.
-func (h *harness) noteWaiting(s *slot) {
+// noteWaiting notes that s, in a call, sets a watch on path in the current
+// step: it waits, unless path is a node of its own (a hold's watch on its
+// node, which a lock sets as it takes the lock).
+func (h *harness) noteWaiting(s *slot, path string) {
 	id := s.inc.conn.SessionID()
+	if slices.Contains(h.srv.Ephemerals(id), path) {
+		return
+	}
 	h.waits[id] = append(h.waits[id], h.cur.index)
 }
 
@@ -259,16 +332,14 @@ func (h *harness) checkSettled() {
 	if sub.settled == nil || h.finding != nil {
 		return
 	}
-	read := h.ownSession()
-	defer read.Close()
 	for _, s := range h.slots {
 		inc := s.inc
 		if inc.handle == nil || inc.isDead() || inc.closed {
 			// A handle whose Conn was closed hears nothing more.
 			continue
 		}
-		v := inc.view()
-		v.Read = read
+		v := h.view(s)
+		v.Read = h.readSession()
 		if trouble := sub.settled(inc.handle, v); trouble != "" {
 			h.found(Convergence, "once every client had stopped and everything had settled, %s: %s", s.name(), trouble)
 			return

@@ -3,6 +3,7 @@ package fuzz
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/anishathalye/porcupine"
 	"github.com/zksim/zksim/zkfake/zktest"
@@ -57,12 +58,21 @@ type Recipe[C any] struct {
 	// Model is the porcupine model the history must satisfy; nil checks
 	// no history. Its inputs are what the ops record, and SessionExpiry.
 	Model porcupine.Model
-	// Check, if set, is asked each time a client is let on to its next
-	// call (once everything else has settled, on the harness's
-	// goroutine) whether the handle's account of itself holds: it returns
-	// "" if so, and otherwise what is wrong. The harness reports it as a
-	// StateReport finding.
+	// Check, if set, is asked of every client's handle after every step
+	// (once everything has settled, on the harness's goroutine) whether
+	// its account of itself holds, and whether it waits as it should: it
+	// returns "" if so, and otherwise what is wrong. The harness reports
+	// it as a StateReport finding.
 	Check func(c C, v View) string
+	// Stalled, if set, is asked after every step of every client whose
+	// call waits on something of its own (a watch, a timer: View.Waiting)
+	// whether it waits for nothing: "" if it has reason to, and otherwise
+	// why not. The harness reports it as a Liveness finding: a reader
+	// waiting behind readers only, say.
+	Stalled func(c C, v View) string
+	// CheckReads gives Check and Stalled a session of the harness's own to
+	// read the server with (View.Read).
+	CheckReads bool
 	// Settled, if set, is asked of every live process once every client
 	// has stopped and time has let everything settle (every fault
 	// healed, every watch event delivered), on the harness's goroutine:
@@ -95,6 +105,7 @@ type Call struct {
 	records  []record
 	fence    func(token int64) bool
 	sessions []func(session int64, last bool)
+	crashed  []func()
 }
 
 // record is one operation a Call recorded for the model.
@@ -132,6 +143,17 @@ func (c *Call) Sessions(fn func(session int64, last bool)) {
 	c.sessions = append(c.sessions, fn)
 }
 
+// IfCrashed asks for fn to be called if the process crashes before the call
+// returns: fn records what the call may have done by then (a release whose
+// Delete may have applied), with an unknown outcome, as all a crashed call
+// recorded has. Ask before the call blocks. fn runs on the harness's
+// goroutine, with the handle quiet.
+func (c *Call) IfCrashed(fn func()) {
+	c.inc.mu.Lock()
+	defer c.inc.mu.Unlock()
+	c.crashed = append(c.crashed, fn)
+}
+
 // RecordUnknown records an operation whose outcome nobody learned: it took
 // effect at some instant after the call, or never.
 func (c *Call) RecordUnknown(input any) {
@@ -156,8 +178,27 @@ type View struct {
 	// Expired reports whether the server has ended a session (expired or
 	// closed).
 	Expired func(session int64) bool
-	// Read is, in Settled only, a session of the harness's own, not gated
-	// and never faulted, for reading what the server holds.
+	// Call names the op the client is in ("" between calls); Since is how
+	// long it has been in it; Waiting is true while the call waits on
+	// something of its own (a watch, a timer), not on the harness nor on
+	// its connection: no request of the client's waits at the gate, no
+	// fault holds it, and it is connected, to a member that does not lag;
+	// Idle is how long it has waited so, since the harness last let one
+	// of its requests go.
+	Call    string
+	Since   time.Duration
+	Waiting bool
+	Idle    time.Duration
+	// Gated is true while a request of the client's to the server waits
+	// at the gate: whatever the handle would learn from it, it has not
+	// yet.
+	Gated bool
+	// Nodes are the ephemeral nodes of the client's session in the
+	// recipe's directory.
+	Nodes []string
+	// Read is, in Settled and in a Check with CheckReads, a session of the
+	// harness's own, not gated and never faulted, for reading what the
+	// server holds.
 	Read zktest.Conn
 }
 
@@ -181,12 +222,14 @@ type subject struct {
 	// newLocker is set for a lock.
 	newLocker NewLocker
 	// The rest, for a Recipe.
-	newHandle func(ctx context.Context, conn zktest.Conn, path string, client int) any
-	ops       []opSpec
-	stop      func(c any, ctx context.Context, call *Call) error
-	model     porcupine.Model
-	check     func(c any, v View) string
-	settled   func(c any, v View) string
+	newHandle  func(ctx context.Context, conn zktest.Conn, path string, client int) any
+	ops        []opSpec
+	stop       func(c any, ctx context.Context, call *Call) error
+	model      porcupine.Model
+	check      func(c any, v View) string
+	stalled    func(c any, v View) string
+	checkReads bool
+	settled    func(c any, v View) string
 }
 
 // opSpec is an Op with its handle's type erased.
@@ -200,7 +243,7 @@ func (r Recipe[C]) subject() *subject {
 	if r.New == nil || len(r.Ops) == 0 {
 		panic(fmt.Sprintf("fuzz: recipe %q needs New and at least one Op", r.Name))
 	}
-	s := &subject{name: r.Name, path: r.Path, model: r.Model}
+	s := &subject{name: r.Name, path: r.Path, model: r.Model, checkReads: r.CheckReads}
 	if s.name == "" {
 		s.name = "recipe"
 	}
@@ -222,6 +265,9 @@ func (r Recipe[C]) subject() *subject {
 	}
 	if r.Check != nil {
 		s.check = func(c any, v View) string { return r.Check(c.(C), v) }
+	}
+	if r.Stalled != nil {
+		s.stalled = func(c any, v View) string { return r.Stalled(c.(C), v) }
 	}
 	if r.Settled != nil {
 		s.settled = func(c any, v View) string { return r.Settled(c.(C), v) }
