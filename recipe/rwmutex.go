@@ -55,10 +55,15 @@ var ErrOtherSideHeld = errors.New("recipe: this RWMutex holds the other side of 
 //
 // A reader is any child whose name ends in the readers' node name followed
 // by a sequence number; every other contender (a child ending in a
-// sequence number) is a writer. So an exclusive lock on the same path — a
-// Mutex, go-zookeeper's zk.Lock, kazoo's Lock and WriteLock, Curator's
-// InterProcessMutex — excludes the readers too, whether it knows of
-// readers or not.
+// sequence number) is a writer. So readers wait for the nodes of any
+// exclusive lock on the same path — a Mutex, go-zookeeper's zk.Lock,
+// kazoo's Lock, Curator's InterProcessMutex. Whether such a lock waits for
+// the readers depends on how it reads names: a Mutex does (every child
+// ending in a sequence number is a contender), and so does zk.Lock (it
+// reads the digits after the last "__"); kazoo's Lock does not (it counts
+// only "__lock__" nodes, and so ignores kazoo's own ReadLock too; its
+// WriteLock counts both kinds); Curator's InterProcessMutex counts them
+// but orders them by whole name (see Mutex).
 //
 // # Other implementations on the same path
 //
@@ -117,14 +122,16 @@ var ErrOtherSideHeld = errors.New("recipe: this RWMutex holds the other side of 
 // Token is, on either side, the czxid of the handle's node. Writers'
 // tokens grow with every writer. A reader's token is larger than the token
 // of every writer that held before its hold began, and smaller than that
-// of every writer that holds after it: a reader holds only once the
-// writers ahead of it are gone, and writers behind it wait for it. Readers'
-// tokens say nothing of each other (they hold together). A system that
-// fences both sides keeps the largest writer's token it has accepted and
-// the largest token of either side: it accepts a write whose token is at
-// least the largest of all, and a read whose token is at least the largest
-// writer's, so a reader or writer that has been superseded by a writer
-// is refused.
+// of every writer that holds after its hold began: a reader holds only
+// once the writers ahead of it are gone, and writers behind it wait for
+// it. Readers' tokens say nothing of each other (they hold together). A
+// system that fences both sides keeps the largest writer's token it has
+// accepted and the largest token of either side: it accepts a write whose
+// token is at least the largest of all, and a read whose token is at least
+// the largest writer's. So a writer whose hold was lost is refused once
+// anyone who held after it has been accepted, and a reader once a writer
+// who held after it has; a lost reader's read after other readers only is
+// accepted, and harmless (nothing was written since).
 type RWMutex struct {
 	r, w *Mutex
 }

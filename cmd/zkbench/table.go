@@ -86,6 +86,12 @@ func label(workload string) string {
 		return "Lock + Unlock, uncontended"
 	case name == "LockHandoff" && value != "":
 		return "lock handoff, " + value + " waiter" + plural(value)
+	case name == "RWReadUncontended" && param == "":
+		return "RWMutex RLock + RUnlock, uncontended"
+	case name == "RWWriteUncontended" && param == "":
+		return "RWMutex Lock + Unlock, uncontended"
+	case name == "RWLockHandoff" && value != "":
+		return "RWMutex handoff, writer to " + value + " reader" + plural(value) + " to writer"
 	case name == "ZnodeMemory" && value != "":
 		return "memory, " + value + " znodes"
 	case name == fuzzWorkload && param == "":

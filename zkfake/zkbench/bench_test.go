@@ -66,6 +66,13 @@ func BenchmarkLockHandoff(b *testing.B) {
 	onBothWith(b, "waiters", []int{1, 10, 100, 1000}, zkbench.LockHandoff)
 }
 
+func BenchmarkRWReadUncontended(b *testing.B)  { onBoth(b, zkbench.RWReadUncontended) }
+func BenchmarkRWWriteUncontended(b *testing.B) { onBoth(b, zkbench.RWWriteUncontended) }
+
+func BenchmarkRWLockHandoff(b *testing.B) {
+	onBothWith(b, "readers", []int{1, 100}, zkbench.RWLockHandoff)
+}
+
 func BenchmarkZnodeMemory(b *testing.B) {
 	onBothWith(b, "znodes", []int{1_000_000}, zkbench.ZnodeMemory)
 }

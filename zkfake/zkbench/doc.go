@@ -25,13 +25,18 @@
 //   - LockHandoff: n waiters queued on a recipe.Mutex; every iteration the
 //     holder releases and the next waiter acquires, while the old holder
 //     queues again at the back, so the queue stays n long.
+//   - RWReadUncontended and RWWriteUncontended: either side of a
+//     recipe.RWMutex, taken and released with nobody else around.
+//   - RWLockHandoff: a recipe.RWMutex handed from a writer to n readers
+//     and on to the next writer, the queue formed again off the clock.
 //   - ZnodeMemory: the fake's heap per znode in a tree of many znodes.
 //
 // Besides ns/op the workloads report their own metrics with b.ReportMetric:
 // ZooKeeper requests per acquisition ("ops/acquire"), watch events delivered
 // per release ("events/release"), waiters woken per release
-// ("wakeups/release"), and heap bytes and build time per znode ("B/znode",
-// "ns/znode").
+// ("wakeups/release"; RWLockHandoff also per write and per read release,
+// "wakeups/write-release" and "wakeups/read-release"), and heap bytes and
+// build time per znode ("B/znode", "ns/znode").
 //
 // The fuzz harness's speed (cases per second) is not a benchmark here:
 // fuzz.Run must run in a program of its own, so cmd/zkbench times it.

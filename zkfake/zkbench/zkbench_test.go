@@ -55,6 +55,10 @@ var fakeWorkloads = []struct {
 		[]string{"ops/acquire", "events/release", "wakeups/release"}},
 	{"LockHandoff/waiters=100", func(b *testing.B, t *zkbench.Target) { zkbench.LockHandoff(b, t, 100) },
 		[]string{"ops/acquire", "events/release", "wakeups/release"}},
+	{"RWReadUncontended", zkbench.RWReadUncontended, []string{"ops/acquire", "events/release"}},
+	{"RWWriteUncontended", zkbench.RWWriteUncontended, []string{"ops/acquire", "events/release"}},
+	{"RWLockHandoff/readers=10", func(b *testing.B, t *zkbench.Target) { zkbench.RWLockHandoff(b, t, 10) },
+		[]string{"ops/acquire", "events/release", "wakeups/release", "wakeups/write-release", "wakeups/read-release"}},
 }
 
 // runWorkload runs workload through testing.Benchmark and fails t unless
