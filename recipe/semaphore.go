@@ -165,9 +165,11 @@ const semaphoreLockSuffix = "-__lock__"
 //
 // # Goroutines
 //
-// A Semaphore is safe for concurrent use. Acquire calls on one handle queue
-// for the lock one at a time, in the order they get the handle; TryAcquire
-// does not wait for them. No goroutine of a Lease outlives it: the one
+// A Semaphore is safe for concurrent use. Acquire calls on one handle run
+// one at a time, each waiting for the one before to get its lease or give
+// up (the lock is reentrant per handle, and two holders of it would both
+// watch the leases); TryAcquire does not wait for them. Acquirers that
+// must not queue behind each other need a handle each. No goroutine of a Lease outlives it: the one
 // watching its node ends with Release, with the loss, or once the Conn is
 // closed.
 type Semaphore struct {
