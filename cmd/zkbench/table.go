@@ -63,6 +63,9 @@ func label(workload string) string {
 			value = formatCount(n)
 		}
 	}
+	if l, ok := semaphoreLabel(name, param, value); ok {
+		return l
+	}
 	switch {
 	case name == "Create" && param == "":
 		return "create"
