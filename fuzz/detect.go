@@ -49,7 +49,8 @@ type change struct {
 	woken map[string][]waker // path → the waiters it woke there
 	herd  bool               // found a herd already (a Recipe's rule)
 	// freedHead: it deleted the first node in the recipe's queue, the
-	// one that holds (a release, a holder's crash or expiry).
+	// one that holds (a release, a holder's crash or expiry), or a node
+	// its client deleted in a call that releases (Op.Releases).
 	freedHead bool
 }
 
@@ -74,6 +75,20 @@ func (d *herdDetector) forget(path string) {
 	}
 }
 
+// releasing reports whether session's client was in a call that releases
+// (Op.Releases) in story step step (numbered from 1).
+func (d *herdDetector) releasing(session int64, step int) bool {
+	if d.h.e == nil {
+		return false
+	}
+	for _, span := range d.h.releases[session] {
+		if span[0] <= step-1 && (span[1] < 0 || step-1 <= span[1]) {
+			return true
+		}
+	}
+	return false
+}
+
 // head returns the first node in the recipe's queue: of the nodes in its
 // directory, the one with the oldest sequence number, read as serial
 // numbers on ZooKeeper's int32 counter as recipe.Mutex reads them; "" if
@@ -90,17 +105,25 @@ func (d *herdDetector) head() string {
 }
 
 // sequenceOf reads the sequence number ZooKeeper appended to a node's name:
-// ten digits, or a sign and more ("%010d" of an int32).
+// ten digits, or a sign and more ("%010d" of an int32). A '-' before the
+// digits is a sign unless a letter or a digit comes before it ("lease-"
+// ends a name, as recipe.Mutex reads names).
 func sequenceOf(path string) (int32, bool) {
 	for _, width := range []int{11, 10} {
 		if len(path) < width {
 			continue
 		}
-		if n, err := strconv.ParseInt(path[len(path)-width:], 10, 32); err == nil && (width == 10 || path[len(path)-width] == '-') {
+		start := len(path) - width
+		signed := width == 11 && path[start] == '-' && (start == 0 || !isAlnum(path[start-1]))
+		if n, err := strconv.ParseInt(path[start:], 10, 32); err == nil && (width == 10 || signed) {
 			return int32(n), true
 		}
 	}
 	return 0, false
+}
+
+func isAlnum(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
 // parentOf returns the key under which changes to path's parent's
@@ -146,14 +169,14 @@ func (d *herdDetector) observe(r zkfake.Record, step int) string {
 			if ephemeral(r.Input) {
 				d.eph[r.Result] = r.Session
 			}
-			if strings.HasPrefix(r.Result, d.h.dir+"/") {
+			if ephemeral(r.Input) && strings.HasPrefix(r.Result, d.h.dir+"/") {
 				d.owner[r.Result] = r.Session
 				d.nodes[r.Session]++
 			}
 		case "delete", "reap":
 			d.touch(c, r.Path)
 			d.touch(c, parentOf(r.Path))
-			c.freedHead = r.Path == d.head()
+			c.freedHead = r.Path == d.head() || d.releasing(r.Session, step)
 			d.forget(r.Path)
 		case "setData", "setACL":
 			d.touch(c, r.Path)
@@ -235,8 +258,8 @@ func (d *herdDetector) wake(r zkfake.Record, step int) string {
 
 // wokeInVain is the herd rule for a Recipe, whose one change may wake
 // several waiters rightly (a writer's release, every reader behind it): a
-// herd is a release — a change that deleted the first node in the queue —
-// that woke two or more waiters, one of which it did not unblock: that
+// herd is a release — a change that deleted the first node in the queue,
+// or a node deleted in a call that releases — that woke two or more waiters, one of which it did not unblock: that
 // waiter set a watch again before its call returned. It is reported once,
 // when the change has woken its second waiter and one of those so far
 // went back to waiting. Other changes may rightly wake waiters in vain: a
@@ -317,7 +340,10 @@ func (h *harness) leftovers() []node {
 	}
 	var left []node
 	for _, n := range h.tree() {
-		if !allowed[n.path] {
+		// A Recipe may keep the directories it makes (a semaphore's
+		// lock's, beside its own); its ephemeral nodes must all go.
+		kept := !h.e.sub.isLock() && n.owner == "" && strings.HasPrefix(n.path, h.dir+"/")
+		if !allowed[n.path] && !kept {
 			left = append(left, n)
 		}
 	}

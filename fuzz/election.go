@@ -81,7 +81,7 @@ func Election(newElector NewElector) Target {
 		Ops: []Op[*electionClient]{
 			{Name: "Campaign", Enabled: (*electionClient).canCampaign, Call: (*electionClient).campaign},
 			{Name: "Write", Enabled: (*electionClient).isLeading, Call: (*electionClient).write},
-			{Name: "Resign", Enabled: (*electionClient).isLeading, Call: (*electionClient).resign},
+			{Name: "Resign", Enabled: (*electionClient).isLeading, Releases: true, Call: (*electionClient).resign},
 			{Name: "Leader", Enabled: (*electionClient).isCandidate, Call: (*electionClient).readLeader},
 			{Name: "Observed", Enabled: (*electionClient).isObserver, Call: (*electionClient).observed},
 		},

@@ -331,8 +331,11 @@ type harness struct {
 	// and in which such a call returned: the herd detector tells from
 	// them whether a client a change woke was unblocked by it.
 	waits, returns map[int64][]int
-	cuts           []*cut // partitions and pauses whose outcome is not known yet
-	tally          Faults // the faults injected, and how they ended
+	// releases lists, per session, the steps from and to which its client
+	// was in a call that releases (Op.Releases; to -1 while it is).
+	releases map[int64][][2]int
+	cuts     []*cut // partitions and pauses whose outcome is not known yet
+	tally    Faults // the faults injected, and how they ended
 
 	end *caseEnd // how far the case's ending has gone
 }
@@ -414,6 +417,7 @@ func runCase(t *rapid.T, e *engine) *caseResult {
 		woke:     map[*slot]time.Time{},
 		waits:    map[int64][]int{},
 		returns:  map[int64][]int{},
+		releases: map[int64][][2]int{},
 	}
 	where := "a server"
 	if members > 1 {

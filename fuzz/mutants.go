@@ -79,7 +79,7 @@ func Mutants() []Mutant {
 		{"forget-guid", "after a create whose reply was lost, takes one listing without its GUID to mean the create never applied, and queues with a new GUID; the first node shows up later, owned by the live session, and blocks the queue", Liveness, queue(forgetGUID), nil, nil, "mutex"},
 		{"listing-order", "names nodes plainly (\"lock-<seq>\") and takes the order ZooKeeper lists them in for the queue's order; ZooKeeper lists children in no particular order", MutualExclusion, queue(listingOrder), nil, []Detector{Liveness, Leak}, "mutex"},
 	}
-	return slices.Concat(locks, electionMutants(), rwMutants())
+	return slices.Concat(locks, electionMutants(), rwMutants(), semaphoreMutants())
 }
 
 // MutantByName returns the mutant called name.

@@ -221,6 +221,10 @@ func (h *harness) onOpPoint(s *slot, r *request) bool {
 		r.op, r.how = pickOp(w, r.enabled)
 		name := sub.ops[r.op].name
 		h.beginCall(s, name)
+		if sub.ops[r.op].releases {
+			id := inc.conn.SessionID()
+			h.releases[id] = append(h.releases[id], [2]int{h.cur.index, -1})
+		}
 		if d := r.how.deadline(); d > 0 {
 			name += fmt.Sprintf(" with a deadline of %v", d)
 		}
@@ -239,6 +243,11 @@ func (h *harness) onOpPoint(s *slot, r *request) bool {
 		h.note("%s writes to the fenced resource with token %d: %s", s.name(), r.token, verdict)
 
 	case pointOpReturned:
+		for _, id := range s.callSessions {
+			if spans := h.releases[id]; len(spans) > 0 && spans[len(spans)-1][1] < 0 {
+				spans[len(spans)-1][1] = h.cur.index
+			}
+		}
 		s.noteCallSession(r.session)
 		h.returns[r.session] = append(h.returns[r.session], h.cur.index)
 		h.addRecords(s, r.call, r.session, h.returned(r.at))

@@ -90,6 +90,11 @@ type Op[C any] struct {
 	// while leading); nil means always. It runs on the client's
 	// goroutine, between calls.
 	Enabled func(c C) bool
+	// Releases marks a call that gives something up (an Unlock, a
+	// Release): the nodes its client deletes during it are releases, which
+	// the herd rule holds to waking only waiters they unblock. (The first
+	// node of a queue is a holder's whoever deletes it.)
+	Releases bool
 	// Call makes the call on the handle c. ctx may carry a deadline the
 	// harness drew, and is cancelled when the schedule cancels the call or
 	// the case ends. The error, if any, goes in the story. The handle
@@ -234,9 +239,10 @@ type subject struct {
 
 // opSpec is an Op with its handle's type erased.
 type opSpec struct {
-	name    string
-	enabled func(c any) bool
-	call    func(c any, ctx context.Context, call *Call) error
+	name     string
+	releases bool
+	enabled  func(c any) bool
+	call     func(c any, ctx context.Context, call *Call) error
 }
 
 func (r Recipe[C]) subject() *subject {
@@ -254,7 +260,7 @@ func (r Recipe[C]) subject() *subject {
 		return r.New(ctx, conn, path, client)
 	}
 	for _, op := range r.Ops {
-		spec := opSpec{name: op.Name, call: func(c any, ctx context.Context, call *Call) error { return op.Call(c.(C), ctx, call) }}
+		spec := opSpec{name: op.Name, releases: op.Releases, call: func(c any, ctx context.Context, call *Call) error { return op.Call(c.(C), ctx, call) }}
 		if op.Enabled != nil {
 			spec.enabled = func(c any) bool { return op.Enabled(c.(C)) }
 		}

@@ -87,8 +87,8 @@ func RWMutex(newRW NewRWLocker) Target {
 			{Name: "RLock", Enabled: (*rwClient).free, Call: func(c *rwClient, ctx context.Context, call *Call) error { return c.lock(ctx, call, true) }},
 			{Name: "Lock", Enabled: (*rwClient).free, Call: func(c *rwClient, ctx context.Context, call *Call) error { return c.lock(ctx, call, false) }},
 			{Name: "Write", Enabled: (*rwClient).writing, Call: (*rwClient).write},
-			{Name: "RUnlock", Enabled: (*rwClient).reading, Call: (*rwClient).unlock},
-			{Name: "Unlock", Enabled: (*rwClient).writing, Call: (*rwClient).unlock},
+			{Name: "RUnlock", Enabled: (*rwClient).reading, Releases: true, Call: (*rwClient).unlock},
+			{Name: "Unlock", Enabled: (*rwClient).writing, Releases: true, Call: (*rwClient).unlock},
 		},
 		Stop: func(c *rwClient, ctx context.Context, call *Call) error {
 			if c.held == nil {

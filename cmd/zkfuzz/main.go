@@ -50,7 +50,7 @@ import (
 const defaultLocker = "recipe.Mutex"
 
 // aliases are the short names of the project's recipes.
-var aliases = map[string]string{"mutex": defaultLocker, "election": "recipe.Election", "rwmutex": "recipe.RWMutex"}
+var aliases = map[string]string{"mutex": defaultLocker, "election": "recipe.Election", "rwmutex": "recipe.RWMutex", "semaphore": "recipe.Semaphore"}
 
 // realCases is the default number of cases against a real ensemble, where
 // a case takes seconds.
@@ -70,9 +70,10 @@ type locker struct {
 
 func lockers() map[string]locker {
 	m := map[string]locker{
-		defaultLocker:     {name: defaultLocker, bug: "the project's lock", target: fuzz.Lock(fuzz.RecipeMutex)},
-		"recipe.Election": {name: "recipe.Election", bug: "the project's leader election", target: fuzz.Election(fuzz.RecipeElection)},
-		"recipe.RWMutex":  {name: "recipe.RWMutex", bug: "the project's read/write lock", target: fuzz.RWMutex(fuzz.RecipeRWMutex)},
+		defaultLocker:      {name: defaultLocker, bug: "the project's lock", target: fuzz.Lock(fuzz.RecipeMutex)},
+		"recipe.Election":  {name: "recipe.Election", bug: "the project's leader election", target: fuzz.Election(fuzz.RecipeElection)},
+		"recipe.RWMutex":   {name: "recipe.RWMutex", bug: "the project's read/write lock", target: fuzz.RWMutex(fuzz.RecipeRWMutex)},
+		"recipe.Semaphore": {name: "recipe.Semaphore", bug: "the project's counting semaphore", target: fuzz.Semaphore(fuzz.RecipeSemaphore)},
 	}
 	for _, mu := range fuzz.Mutants() {
 		m[mu.Name] = locker{name: mu.Name, bug: mu.Recipe + " mutant: " + mu.Bug, detector: mu.Detector, target: mu.Target, opts: mu.Options}
