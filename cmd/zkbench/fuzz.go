@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/zksim/zksim/fuzz"
@@ -37,7 +38,7 @@ const (
 // rather than a benchmark. It returns the campaign's cell of the table, the
 // command that describes it, and a note if the campaign found a violation:
 // that does not stop the table, but it is news.
-func timeFuzz(ctx context.Context, cases int, servers string, progress io.Writer) (s *side, command, note string, err error) {
+func timeFuzz(ctx context.Context, cases, workers int, servers string, progress io.Writer) (s *side, command, note string, err error) {
 	target := "the fake"
 	var members []string
 	if servers != "" {
@@ -61,13 +62,14 @@ func timeFuzz(ctx context.Context, cases int, servers string, progress io.Writer
 		ShrinkTime: fuzzShrinkTime,
 		Output:     io.Discard,
 		Servers:    members,
+		Workers:    workers,
 	}
-	on := ""
+	on := fmt.Sprintf(", Workers: %d", workers)
 	if servers != "" {
 		on = fmt.Sprintf(", Servers: %#v", members)
 	}
 	command = fmt.Sprintf("fuzz.Run(ctx, fuzz.Lock(fuzz.RecipeMutex), fuzz.Config{Cases: %d, Seed: %d, Clients: %d, Steps: %d%s})", cases, fuzzSeed, fuzzClients, fuzzSteps, on)
-	fmt.Fprintf(progress, "zkbench: timing %d fuzz cases of recipe.Mutex on %s\n", cases, target)
+	fmt.Fprintf(progress, "zkbench: timing %d fuzz cases of recipe.Mutex on %s (%d workers)\n", cases, target, workers)
 
 	rep, err := fuzz.Run(ctx, fuzz.Lock(fuzz.RecipeMutex), cfg)
 	if err != nil || len(rep.Findings) == 0 {
@@ -93,4 +95,66 @@ func timeFuzz(ctx context.Context, cases int, servers string, progress io.Writer
 		}
 	}
 	return s, command, note, nil
+}
+
+// mutantWorkload is the table's name for the time to find a mutant:
+// "FindMutant/<name>".
+const mutantWorkload = "FindMutant"
+
+// mutantBudget is how many cases a campaign against a mutant may take.
+const mutantBudget = 3000
+
+// findMutants runs a campaign against each built-in mutant with seeds 1 to
+// seeds, on the fake, and returns a row for each: the median and the most
+// cases to the first finding (whichever detector finds it), and the median
+// wall time to it, shrinking left out (a shrink of 1ms). These are the
+// README's mutant table, made by the command.
+func findMutants(ctx context.Context, seeds int, progress io.Writer) (rows []row, command string, notes []string) {
+	command = fmt.Sprintf("for each m in fuzz.Mutants(), seed in 1..%d: fuzz.Run(ctx, m.Target, fuzz.Config{Cases: %d, Seed: seed, ShrinkTime: time.Millisecond, NoFailFile: true} + m.Options)", seeds, mutantBudget)
+	for _, m := range fuzz.Mutants() {
+		var cases []int
+		var secs []float64
+		for seed := 1; seed <= seeds && ctx.Err() == nil; seed++ {
+			cfg := fuzz.Config{Name: "zkbench-" + m.Name, Cases: mutantBudget, Seed: uint64(seed), ShrinkTime: time.Millisecond, NoFailFile: true, Output: io.Discard}
+			for _, o := range m.Options {
+				o(&cfg)
+			}
+			fmt.Fprintf(progress, "zkbench: finding %s, seed %d\n", m.Name, seed)
+			start := time.Now()
+			rep, err := fuzz.Run(ctx, m.Target, cfg)
+			took := time.Since(start)
+			switch {
+			case err != nil:
+				notes = append(notes, fmt.Sprintf("The campaign against %s (seed %d) failed: %v", m.Name, seed, err))
+				continue
+			case len(rep.Findings) == 0:
+				notes = append(notes, fmt.Sprintf("%s was not found in %d cases with seed %d.", m.Name, mutantBudget, seed))
+				continue
+			}
+			cases = append(cases, rep.Cases)
+			// The wall time to the finding: the campaign's share of
+			// cases up to it (shrinking, a millisecond, aside).
+			secs = append(secs, took.Seconds()*float64(rep.Cases)/float64(max(rep.Runs, 1)))
+		}
+		if len(cases) == 0 {
+			continue
+		}
+		slices.Sort(cases)
+		slices.Sort(secs)
+		rows = append(rows, row{workload: mutantWorkload + "/" + m.Name, fake: &side{runs: 1, values: map[string]float64{
+			"cases (median)": medianOf(cases),
+			"cases (max)":    float64(cases[len(cases)-1]),
+			"s (median)":     medianOf(secs),
+		}}})
+	}
+	return rows, command, notes
+}
+
+// medianOf is the median of sorted values.
+func medianOf[T int | float64](sorted []T) float64 {
+	n := len(sorted)
+	if n%2 == 1 {
+		return float64(sorted[n/2])
+	}
+	return float64(sorted[n/2-1]+sorted[n/2]) / 2
 }

@@ -53,6 +53,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"time"
 
@@ -67,6 +68,7 @@ type options struct {
 	count         int
 	fuzzCases     int
 	realFuzzCases int
+	mutantSeeds   int
 	pkg           string
 	goCmd         string
 	quiet         bool
@@ -82,6 +84,7 @@ func main() {
 	flag.IntVar(&o.count, "count", 3, "runs of every benchmark; the table shows medians")
 	flag.IntVar(&o.fuzzCases, "fuzz-cases", 200, "fuzz cases to time on the fake (0 leaves them out)")
 	flag.IntVar(&o.realFuzzCases, "real-fuzz-cases", 3, "fuzz cases to time on the ensemble (0 leaves them out)")
+	flag.IntVar(&o.mutantSeeds, "mutant-seeds", 5, "seeds to find each built-in mutant with, on the fake (0 leaves them out)")
 	flag.StringVar(&o.pkg, "pkg", "./zkfake/zkbench/", "the benchmarks' package")
 	flag.StringVar(&o.goCmd, "go", "go", "the go command")
 	flag.BoolVar(&o.quiet, "q", false, "do not echo go test's output to stderr")
@@ -193,12 +196,11 @@ func run(ctx context.Context, o options, args []string, servers string, stdout, 
 		}
 	}
 
-	fuzzRow := row{workload: fuzzWorkload}
-	campaign := func(cases int, servers string) *side {
+	campaign := func(cases, workers int, servers string) *side {
 		if cases == 0 || ctx.Err() != nil {
 			return nil
 		}
-		s, command, note, err := timeFuzz(ctx, cases, servers, stderr)
+		s, command, note, err := timeFuzz(ctx, cases, workers, servers, stderr)
 		if command != "" {
 			rep.commands = append(rep.commands, command)
 		}
@@ -212,18 +214,36 @@ func run(ctx context.Context, o options, args []string, servers string, stdout, 
 		return s
 	}
 
-	fuzzRow.fake = campaign(o.fuzzCases, "")
+	// The campaign on one worker and on every core: the same cases,
+	// so the ratio of their rates is the speed-up.
+	cores := runtime.GOMAXPROCS(0)
+	one := row{workload: fuzzWorkload + "/workers=1", fake: campaign(o.fuzzCases, 1, "")}
+	all := row{workload: fmt.Sprintf("%s/workers=%d", fuzzWorkload, cores), fake: campaign(o.fuzzCases, cores, "")}
 	if servers != "" && ctx.Err() == nil {
-		fuzzRow.real = campaign(o.realFuzzCases, servers)
+		one.real = campaign(o.realFuzzCases, 1, servers)
+	}
+	if one.fake != nil && all.fake != nil && one.fake.values["cases/s"] > 0 {
+		all.fake.values["speed-up"] = all.fake.values["cases/s"] / one.fake.values["cases/s"]
+	}
+	var mutants []row
+	if o.mutantSeeds > 0 && ctx.Err() == nil {
+		var command string
+		var notes []string
+		mutants, command, notes = findMutants(ctx, o.mutantSeeds, stderr)
+		rep.commands = append(rep.commands, command)
+		rep.notes = append(rep.notes, notes...)
 	}
 	if ctx.Err() != nil {
 		rep.notes = append(rep.notes, "Interrupted: the table is incomplete.")
 		status = 1
 	}
 	rep.rows = collect(results)
-	if fuzzRow.fake != nil || fuzzRow.real != nil {
-		rep.rows = append(rep.rows, fuzzRow)
+	for _, r := range []row{one, all} {
+		if r.fake != nil || r.real != nil {
+			rep.rows = append(rep.rows, r)
+		}
 	}
+	rep.rows = append(rep.rows, mutants...)
 	writeMarkdown(stdout, rep)
 	return status
 }

@@ -78,7 +78,7 @@ func TestRunRefusesBadFlags(t *testing.T) {
 // fuzz.Run refuses, and the command reports the refusal rather than a rate.
 func TestTimeFuzzNeedsAProgram(t *testing.T) {
 	var progress strings.Builder
-	_, _, _, err := timeFuzz(context.Background(), 1, "", &progress)
+	_, _, _, err := timeFuzz(context.Background(), 1, 1, "", &progress)
 	if !errors.Is(err, fuzz.ErrInTest) {
 		t.Errorf("timeFuzz in a test = %v, want fuzz.ErrInTest", err)
 	}

@@ -97,8 +97,10 @@ func label(workload string) string {
 		return "RWMutex handoff, writer to " + value + " reader" + plural(value) + " to writer"
 	case name == "ZnodeMemory" && value != "":
 		return "memory, " + value + " znodes"
-	case name == fuzzWorkload && param == "":
-		return fmt.Sprintf("fuzz case (recipe.Mutex, up to %d clients and %d steps)", fuzzClients, fuzzSteps)
+	case name == fuzzWorkload && value != "":
+		return fmt.Sprintf("fuzz case (recipe.Mutex, up to %d clients and %d steps), %s worker%s", fuzzClients, fuzzSteps, value, plural(value))
+	case name == mutantWorkload && param != "":
+		return "cases to find mutant " + param
 	}
 	return workload
 }

@@ -105,7 +105,7 @@ func TestWriteMarkdown(t *testing.T) {
 		rows: []row{
 			{workload: "Get", fake: sideOf(map[string]float64{"ns/op": 312, "B/op": 112, "allocs/op": 2}), real: sideOf(map[string]float64{"ns/op": 263000})},
 			{workload: "ZnodeMemory/znodes=1000000", fake: sideOf(map[string]float64{"ns/op": 6.02e9, "B/znode": 414.2})},
-			{workload: "FuzzCase", fake: sideOf(map[string]float64{"ns/op": 1e7, "cases/s": 100, "steps/case": 25}),
+			{workload: "FuzzCase/workers=1", fake: sideOf(map[string]float64{"ns/op": 1e7, "cases/s": 100, "steps/case": 25}),
 				real: sideOf(map[string]float64{"ns/op": 5e9, "cases/s": 0.2, "steps/case": 31})},
 		},
 		notes: []string{"A note."},
@@ -116,7 +116,7 @@ func TestWriteMarkdown(t *testing.T) {
 		"| workload | fake | real | real ÷ fake | fake allocations | metrics |",
 		"| get | 312 ns | 263 µs | 843× | 112 B, 2 allocs |  |",
 		"| memory, 1,000,000 znodes | 6.02 s | — | — |  | 414 B/znode |",
-		"| fuzz case (recipe.Mutex, up to 5 clients and 80 steps) | 10 ms | 5 s | 500× |  | 100 / 0.2 cases/s (fake / real), 25 / 31 steps/case (fake / real) |",
+		"| fuzz case (recipe.Mutex, up to 5 clients and 80 steps), 1 worker | 10 ms | 5 s | 500× |  | 100 / 0.2 cases/s (fake / real), 25 / 31 steps/case (fake / real) |",
 		"- Get under 300 ns on the fake: 312 ns, NOT met",
 		"go run ./cmd/zkbench",
 		"A note.",
