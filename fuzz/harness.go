@@ -137,6 +137,9 @@ type slot struct {
 	// the client's requests go.
 	call     string
 	lastMove time.Time
+	// made holds the nodes the client has created, in any session: a
+	// watch it sets on one of them is no wait (see noteWaiting).
+	made map[string]bool
 }
 
 func (s *slot) name() string { return fmt.Sprintf("client %d", s.id+1) }
@@ -967,6 +970,12 @@ func (h *harness) addUnknown(row int, in any, call linearizability.Instant) {
 // onCompletion takes in a call that returned: the story tells it and the
 // poll detector counts it.
 func (h *harness) onCompletion(s *slot, c completion) {
+	if strings.HasPrefix(c.req.method, "create") && c.err == nil && c.result != "" {
+		if s.made == nil {
+			s.made = map[string]bool{}
+		}
+		s.made[c.result] = true
+	}
 	switch {
 	case c.req.step != h.cur.index:
 		// A call granted in an earlier step (it waited out a partition):

@@ -297,10 +297,11 @@ func (h *harness) addRecords(s *slot, call *Call, last int64, ret linearizabilit
 
 // noteWaiting notes that s, in a call, sets a watch on path in the current
 // step: it waits, unless path is a node of its own (a hold's watch on its
-// node, which a lock sets as it takes the lock).
+// node, which a lock sets as it takes the lock), whether or not its
+// session still holds it.
 func (h *harness) noteWaiting(s *slot, path string) {
 	id := s.inc.conn.SessionID()
-	if slices.Contains(h.srv.Ephemerals(id), path) {
+	if s.made[path] || slices.Contains(h.srv.Ephemerals(id), path) {
 		return
 	}
 	h.waits[id] = append(h.waits[id], h.cur.index)
