@@ -59,16 +59,20 @@ test-ensemble:
 	echo "ZK_SERVERS=$$servers $(GO) test -count=1 -p 1 -timeout 20m ./..."; \
 	ZK_SERVERS=$$servers $(GO) test -count=1 -p 1 -timeout 20m ./...
 
-# The main job: a campaign against each of the project's recipes, the lock
-# and the leader election, one after the other; the first finding fails it.
+# The main job: a campaign against each of the project's recipes — the
+# lock, the leader election, the read/write lock and the semaphore — one
+# after the other; the first finding fails it.
+FUZZ_RECIPES := mutex election rwmutex semaphore
 fuzz:
-	$(GO) run ./cmd/zkfuzz -recipe=mutex
-	$(GO) run ./cmd/zkfuzz -recipe=election
+	@set -e; for recipe in $(FUZZ_RECIPES); do \
+		echo "$(GO) run ./cmd/zkfuzz -recipe=$$recipe"; \
+		$(GO) run ./cmd/zkfuzz -recipe=$$recipe; \
+	done
 
 # `make fuzz-coverage` measures how much of package recipe the main job
 # reaches: it builds zkfuzz with coverage of recipe, runs a fixed campaign
-# of recipe.Mutex and one of recipe.Election (FUZZ_COVERAGE_CASES cases
-# each, seed 1, run in a temporary directory and without a fail file),
+# of each of the project's recipes (FUZZ_COVERAGE_CASES cases each, seed
+# 1, run in a temporary directory and without a fail file),
 # and prints go tool cover's
 # per-function listing, then the statement coverage over every function
 # and over the functions that matter (cmd/covfigure: String methods
@@ -81,7 +85,7 @@ fuzz-coverage:
 	@set -eu; dir=$$(mktemp -d); trap 'rm -rf "$$dir"' EXIT; \
 	$(GO) build -cover -coverpkg=github.com/zksim/zksim/recipe,github.com/zksim/zksim/cmd/zkfuzz -o "$$dir/zkfuzz" ./cmd/zkfuzz; \
 	mkdir "$$dir/cover"; status=0; \
-	for recipe in mutex election; do \
+	for recipe in $(FUZZ_RECIPES); do \
 		echo "zkfuzz -recipe=$$recipe -cases=$(FUZZ_COVERAGE_CASES) -seed=1, with coverage of recipe"; \
 		(cd "$$dir" && GOCOVERDIR="$$dir/cover" ./zkfuzz -recipe=$$recipe -cases=$(FUZZ_COVERAGE_CASES) -seed=1 -quiet -nofailfile) || status=$$?; \
 	done; \

@@ -113,10 +113,14 @@ func plural(count string) string {
 }
 
 func nsCell(s *side) string {
-	if s == nil {
+	ns, ok := 0.0, s != nil
+	if ok {
+		ns, ok = s.values["ns/op"]
+	}
+	if !ok {
 		return "—"
 	}
-	return formatNs(s.values["ns/op"])
+	return formatNs(ns)
 }
 
 func ratioCell(r row) string {

@@ -1,8 +1,9 @@
 // Command zkfuzz runs a fuzzing campaign against a ZooKeeper recipe:
-// recipe.Mutex, recipe.Election, or one of the deliberately broken mutants
-// of package fuzz. Each case starts an in-memory ZooKeeper (zkfake) in
-// virtual time, runs 2 to 8 clients that loop — lock, work and unlock; or
-// campaign, lead, resign and observe — and injects faults along a drawn
+// recipe.Mutex, recipe.Election, recipe.RWMutex, recipe.Semaphore, or one
+// of the deliberately broken mutants of package fuzz. Each case starts an
+// in-memory ZooKeeper (zkfake) in virtual time, runs 2 to 8 clients that
+// loop — lock, work and unlock; campaign, lead, resign and observe; read
+// and write; acquire and release leases — and injects faults along a drawn
 // schedule: lost requests and replies, partitions, session expiries,
 // crashes, frozen processes, time passing. A case that breaks mutual
 // exclusion or the recipe's model, wakes a herd, gets stuck, leaks or lets
@@ -10,7 +11,8 @@
 // prints with the path of porcupine's HTML view of the history.
 //
 //	go run ./cmd/zkfuzz                          # recipe.Mutex, 2000 cases
-//	go run ./cmd/zkfuzz -recipe=election         # recipe.Election
+//	go run ./cmd/zkfuzz -recipe=election         # recipe.Election (rwmutex, semaphore: the others)
+//	go run ./cmd/zkfuzz -workers=1 -shard=2/4    # one core, the second quarter of the cases
 //	go run ./cmd/zkfuzz -recipe=no-relist        # a mutant: found in seconds
 //	go run ./cmd/zkfuzz -list                    # the recipes and mutants there are
 //	go run ./cmd/zkfuzz -cases=10000 -seed=7     # a longer, repeatable run
@@ -84,7 +86,7 @@ func lockers() map[string]locker {
 func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("zkfuzz", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	name := fs.String("recipe", defaultLocker, "what to fuzz: recipe.Mutex (mutex), recipe.Election (election) or a mutant (see -list)")
+	name := fs.String("recipe", defaultLocker, "what to fuzz: recipe.Mutex (mutex), recipe.Election (election), recipe.RWMutex (rwmutex), recipe.Semaphore (semaphore) or a mutant (see -list)")
 	fs.StringVar(name, "locker", defaultLocker, "the old name of -recipe")
 	cases := fs.Int("cases", 2000, "how many cases to try")
 	seed := fs.Uint64("seed", 0, "the campaign's seed (0: a random one, printed)")
