@@ -36,25 +36,22 @@ func electionMutants() []Mutant {
 // recipe.Election's, on the same directory.
 func queueElector(v variant) NewElector {
 	return func(conn zktest.Conn, path string) Elector {
-		return &lockElector{Elector: RecipeElection(conn, path), conn: conn, lock: &queueLock{conn: conn, dir: path, v: v}}
+		return &lockElector{Elector: RecipeElection(conn, path), lock: &queueLock{conn: conn, dir: path, v: v}}
 	}
 }
 
 // lockElector campaigns with a queue lock. The lock does not follow its
 // hold, so the elector says it leads while the lock holds in the session
-// it was taken in.
+// it was taken in (queueLock.Held).
 type lockElector struct {
 	Elector
-	conn zktest.Conn
 	lock *queueLock
 }
 
 func (e *lockElector) Campaign(ctx context.Context) error { return e.lock.Lock(ctx) }
 func (e *lockElector) Resign() error                      { return e.lock.Unlock() }
 func (e *lockElector) Token() int64                       { return e.lock.Token() }
-func (e *lockElector) IsLeader() bool {
-	return e.lock.Token() != 0 && e.conn.SessionID() == e.lock.session && e.conn.State() == zk.StateHasSession
-}
+func (e *lockElector) IsLeader() bool                     { return e.lock.Held() }
 
 // stubbornLeader remembers being elected until it resigns, whatever its
 // session does, and takes a resignation that finds its leadership gone

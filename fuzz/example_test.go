@@ -11,7 +11,7 @@ import (
 	"github.com/zksim/zksim/zkfake/zktest"
 )
 
-// The built-in broken locks and elections, and what finds each.
+// The built-in broken recipes, and what finds each.
 func ExampleMutants() {
 	for _, m := range fuzz.Mutants() {
 		fmt.Printf("%s: %s\n", m.Name, m.Detector)
@@ -35,6 +35,11 @@ func ExampleMutants() {
 	// election-exists: model
 	// election-split-brain: state-report
 	// election-stale-observer: convergence
+	// rw-reader-waits-all: liveness
+	// rw-writer-ignores-readers: model
+	// rw-readers-watch-first-writer: herd
+	// sem-count-then-create: model
+	// sem-watch-directory: herd
 }
 
 // A test of a lock of your own: any type with Lock(ctx) and Unlock(), made

@@ -123,6 +123,9 @@ var mutantBudgets = map[string]int{
 	"rw-reader-waits-all":           2000,
 	"rw-writer-ignores-readers":     2000,
 	"rw-readers-watch-first-writer": 2000,
+	// The semaphore's.
+	"sem-count-then-create": 2000,
+	"sem-watch-directory":   2000,
 	// The example of a recipe of one's own (example_recipe_test.go).
 	"first-to-create": 90,
 }

@@ -155,6 +155,12 @@ type queueLock struct {
 	lost    []string // GUIDs of creates whose reply was lost, until swept
 }
 
+// Held reports whether the lock holds in the session it was taken in, and
+// is connected: the queue lock follows no hold, but it can tell that.
+func (l *queueLock) Held() bool {
+	return l.holding && l.conn.SessionID() == l.session && l.conn.State() == zk.StateHasSession
+}
+
 func (l *queueLock) Token() int64 {
 	if !l.holding {
 		return 0

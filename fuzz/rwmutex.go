@@ -217,10 +217,13 @@ func (c *rwClient) stalled(v View) string {
 	return ""
 }
 
-// claimsHold reports whether a side says it holds: held and connected,
-// for a lock that says where its hold stands, or a token for one that
-// hands them out.
+// claimsHold reports whether a side says it holds: as its Held says, for
+// a lock that has one; held and connected, for a lock that says where its
+// hold stands; or a token, for one that hands them out.
 func claimsHold(l Locker) bool {
+	if h, ok := l.(interface{ Held() bool }); ok {
+		return h.Held()
+	}
 	if sr, ok := l.(StateReporter); ok {
 		return sr.State() == recipe.MutexHeld
 	}
