@@ -115,17 +115,17 @@ var mutantBudgets = map[string]int{
 	"forget-guid":           700,
 	"listing-order":         60,
 	// The elections'.
-	"election-herd":           150,
+	"election-herd":           170,
 	"election-exists":         60,
-	"election-split-brain":    2000,
+	"election-split-brain":    1800,
 	"election-stale-observer": 20,
 	// The read/write lock's.
-	"rw-reader-waits-all":           2000,
-	"rw-writer-ignores-readers":     2000,
-	"rw-readers-watch-first-writer": 2000,
+	"rw-reader-waits-all":           730,
+	"rw-writer-ignores-readers":     45,
+	"rw-readers-watch-first-writer": 170,
 	// The semaphore's.
-	"sem-count-then-create": 2000,
-	"sem-watch-directory":   2000,
+	"sem-count-then-create": 80,
+	"sem-watch-directory":   380,
 	// The example of a recipe of one's own (example_recipe_test.go).
 	"first-to-create": 90,
 }
