@@ -81,7 +81,9 @@ const semaphoreLockSuffix = "-__lock__"
 // Two acquirers running the loop at once (one that lost the lock without
 // noticing, and the lock's next holder) could each count the other's
 // node, find more than N, step back together, see at once the room the
-// other's deletion made, and start again, in lockstep, for ever.
+// other's deletion made, and start again, in lockstep, for ever. A lease
+// that goes while Acquire lets go of the lock (its session expired
+// meanwhile) is not returned either: Acquire queues again.
 //
 // The lease node is created before the count, never after: a count made
 // first could be followed by an expiry of the session that made it (and
@@ -275,7 +277,9 @@ func (s *Semaphore) MaxLeases() int { return s.max }
 // The lease does not depend on the acquirers' lock, which Acquire lets go
 // of before it returns: should that Unlock fail (the connection lost), the
 // lock's node is deleted in the background, and the lease is returned all
-// the same.
+// the same. A lease lost while Acquire lets go of the lock (its session
+// expired meanwhile, or its node was deleted) is not returned: Acquire
+// queues again, as for an expiry while it waits.
 func (s *Semaphore) Acquire(ctx context.Context) (*Lease, error) {
 	if err := s.usable(ctx); err != nil {
 		return nil, err
@@ -296,11 +300,18 @@ func (s *Semaphore) Acquire(ctx context.Context) (*Lease, error) {
 		// release left pending and finished in the background — a lease
 		// counted under it stands on its own.
 		_ = s.lock.Unlock()
+		if l != nil && s.leaseGone(l) {
+			// The lease went while the Unlock ran: returned, it would be
+			// held by a session that has ended, or by nobody. Its node
+			// is gone; Release only settles the handle.
+			_ = l.Release()
+			l, relock = nil, true
+		}
 		if !relock {
 			return l, err
 		}
-		// The lock went (the session expired, or its node was deleted):
-		// queue for it again.
+		// The lock went (the session expired, or its node was deleted),
+		// or the lease did: queue for the lock again.
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}

@@ -76,6 +76,18 @@ func (s *Semaphore) lockSession() int64 {
 	return session
 }
 
+// leaseGone reports whether l is known to be lost: its node's deletion
+// was seen, or the Conn has moved on from the session that owns the node
+// (go-zookeeper does so only once that session expired, and tells the
+// lease's watch in its own time). No request is sent.
+func (s *Semaphore) leaseGone(l *Lease) bool {
+	m := l.m
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	h := m.hold
+	return h == nil || h.state == MutexLost || h.session != s.conn.SessionID()
+}
+
 // errLockGone is createLease's word, to attempt, that the acquirers' lock
 // was lost before the create could be sent: nothing was created.
 var errLockGone = errors.New("recipe: the acquirers' lock was lost")

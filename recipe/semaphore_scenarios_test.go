@@ -29,6 +29,7 @@ var semaphoreScenarios = []zktest.Scenario{
 	{Name: "HolderSessionExpires", Body: testSemaphoreHolderSessionExpires},
 	{Name: "WaiterExpiresBetweenCreateAndCount", Body: testWaiterExpiresBetweenCreateAndCount},
 	{Name: "LockLostBeforeTheCreate", Body: testLockLostBeforeTheCreate},
+	{Name: "LeaseLostWhileLettingGoOfTheLock", Body: testLeaseLostWhileLettingGoOfTheLock},
 	{Name: "MaxLeasesMismatch", Body: testMaxLeasesMismatch},
 	{Name: "LostAndToken", Body: testLeaseLostAndToken},
 	{Name: "BadInput", Body: testSemaphoreBadInput},
@@ -756,6 +757,63 @@ func testLockLostBeforeTheCreate(t *testing.T, env zktest.Env) {
 	}
 	mustRelease(t, yLease)
 	mustRelease(t, wLease)
+	leasesSettle(t, admin, dir, 0)
+	settles(t, admin, lockDirOf(dir), 0)
+}
+
+// unlockExpiringConn runs before once, right before the first Delete of
+// a node in the acquirers' lock's directory: Acquire letting go of the
+// lock once it has counted its lease.
+type unlockExpiringConn struct {
+	recipe.Conn
+	lockDir string
+	before  func()
+	once    sync.Once
+}
+
+func (u *unlockExpiringConn) Delete(path string, version int32) error {
+	if strings.HasPrefix(path, u.lockDir+"/") {
+		u.once.Do(u.before)
+	}
+	return u.Conn.Delete(path, version)
+}
+
+// The acquirer's session expires after it counted its lease and before it
+// let go of the acquirers' lock: the lease went with the session. Acquire
+// does not return it — a lease of an ended session, held by nobody — but
+// queues again, and returns a lease of its new session.
+func testLeaseLostWhileLettingGoOfTheLock(t *testing.T, env zktest.Env) {
+	expirer, ok := env.(zktest.Expirer)
+	if !ok {
+		t.Skip("target cannot expire sessions")
+	}
+	dir := env.Base() + "/sem"
+	admin, _ := env.Connect(t, sessionTimeout)
+	raw, _ := env.Connect(t, sessionTimeout)
+	oldSession := raw.SessionID()
+	var expired error
+	conn := &unlockExpiringConn{Conn: raw, lockDir: lockDirOf(dir), before: func() {
+		if expired = expirer.Expire(raw); expired != nil {
+			return
+		}
+		// The Delete goes out once the client has its new session. (Not
+		// eventually: this runs on the acquirer's goroutine.)
+		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			if id := raw.SessionID(); id != 0 && id != oldSession {
+				break
+			}
+		}
+	}}
+	lease := mustAcquire(t, recipe.NewSemaphore(conn, dir, 1))
+	zktest.Require(t, expired)
+	if raw.SessionID() == oldSession {
+		t.Fatal("the session did not change")
+	}
+	ok, stat, err := admin.Exists(lease.Node())
+	if err != nil || !ok || stat.EphemeralOwner != raw.SessionID() || lease.State() != recipe.MutexHeld || lease.Token() != stat.Czxid {
+		t.Fatalf("Acquire returned lease %s: state %v, token %d; its node: exists %v, %+v, %v; want held by session %#x", lease.Node(), lease.State(), lease.Token(), ok, stat, err, raw.SessionID())
+	}
+	mustRelease(t, lease)
 	leasesSettle(t, admin, dir, 0)
 	settles(t, admin, lockDirOf(dir), 0)
 }
