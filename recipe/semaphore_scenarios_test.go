@@ -748,8 +748,9 @@ func testLockLostBeforeTheCreate(t *testing.T, env zktest.Env) {
 	}
 	mustRelease(t, stale)
 	wLease := acquiredIn(t, "W's Acquire once C's lease was released", wDone)
-	if owner := wLease.Token(); owner == 0 || rawW.SessionID() == oldSession {
-		t.Fatalf("W's lease: token %d, session %#x (was %#x)", owner, rawW.SessionID(), oldSession)
+	ok, stat, err := admin.Exists(wLease.Node())
+	if err != nil || !ok || rawW.SessionID() == oldSession || stat.EphemeralOwner != rawW.SessionID() || stat.Czxid != wLease.Token() {
+		t.Fatalf("W's lease node: exists %v, %+v, %v; want owned by W's new session %#x (was %#x)", ok, stat, err, rawW.SessionID(), oldSession)
 	}
 	// W's node on its new session, given up; Y's; W's over N; W's lease.
 	if got := ts.creates.Load(); got > 4 {
