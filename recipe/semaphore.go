@@ -71,6 +71,20 @@ const semaphoreLockSuffix = "-__lock__"
 // released lease wakes exactly one acquirer, and the one behind it in the
 // lock's line is woken in turn when the lock changes hands.
 //
+// Only the lock's holder, in the session that holds it, runs steps 1 to 3.
+// Before each create, before each count and before it waits, it makes
+// sure that it still holds the lock in the Conn's current session. A hold
+// that is gone — the session expired (go-zookeeper carries on with a new
+// one, and would send the next create there) or someone deleted the
+// lock's node — sends it back to the lock's line, after it deletes any
+// node it has not counted, so a lease it takes is of the lock's session.
+// Two acquirers running the loop at once (one that lost the lock without
+// noticing, and the lock's next holder) could each count the other's
+// node, find more than N, step back together, see at once the room the
+// other's deletion made, and start again, in lockstep, for ever. A lease
+// that goes while Acquire lets go of the lock (its session expired
+// meanwhile) is not returned either: Acquire queues again.
+//
 // The lease node is created before the count, never after: a count made
 // first could be followed by an expiry of the session that made it (and
 // with it of its hold on the lock), a successor's lease, and the create
@@ -79,7 +93,8 @@ const semaphoreLockSuffix = "-__lock__"
 // last created was counted after all the others existed, so had there been
 // more than N it would have seen them and stepped back. That holds even
 // when the acquirers' lock fails (an expiry, someone deleting its node);
-// the lock is there so that acquirers wait one at a time, not for safety.
+// the lock is there so that acquirers wait one at a time, for progress,
+// not for safety.
 // A lease node left by an expired session vanishes with it; one that
 // carries our GUID but belongs to another session (a create whose reply
 // was lost, made just before the session expired) is deleted and never
@@ -253,13 +268,18 @@ func (s *Semaphore) MaxLeases() int { return s.max }
 // if the directory records another N, zk.ErrClosing if the Conn was
 // closed, or the ZooKeeper error. A session that expires while Acquire
 // waits is not an error: go-zookeeper carries on with a new session, and
-// so does Acquire, at the back of the acquirers' line. Connection loss is
-// retried for the retry timeout (WithRetryTimeout).
+// so does Acquire, at the back of the acquirers' line. So does an Acquire
+// that finds its hold on the acquirers' lock gone (the session expired or
+// changed, or someone deleted its node): whatever lease node it has not
+// counted yet it deletes, and it queues for the lock again. Connection
+// loss is retried for the retry timeout (WithRetryTimeout).
 //
 // The lease does not depend on the acquirers' lock, which Acquire lets go
 // of before it returns: should that Unlock fail (the connection lost), the
 // lock's node is deleted in the background, and the lease is returned all
-// the same.
+// the same. A lease lost while Acquire lets go of the lock (its session
+// expired meanwhile, or its node was deleted) is not returned: Acquire
+// queues again, as for an expiry while it waits.
 func (s *Semaphore) Acquire(ctx context.Context) (*Lease, error) {
 	if err := s.usable(ctx); err != nil {
 		return nil, err
@@ -280,11 +300,18 @@ func (s *Semaphore) Acquire(ctx context.Context) (*Lease, error) {
 		// release left pending and finished in the background — a lease
 		// counted under it stands on its own.
 		_ = s.lock.Unlock()
+		if l != nil && s.leaseGone(l) {
+			// The lease went while the Unlock ran: returned, it would be
+			// held by a session that has ended, or by nobody. Its node
+			// is gone; Release only settles the handle.
+			_ = l.Release()
+			l, relock = nil, true
+		}
 		if !relock {
 			return l, err
 		}
-		// The lock went (the session expired, or its node was deleted):
-		// queue for it again.
+		// The lock went (the session expired, or its node was deleted),
+		// or the lease did: queue for the lock again.
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -307,7 +334,7 @@ func (s *Semaphore) TryAcquire(ctx context.Context) (*Lease, bool, error) {
 		if err != nil || !free {
 			return nil, false, err
 		}
-		l, again, err := s.attempt(ctx)
+		l, again, err := s.attempt(ctx, 0)
 		switch {
 		case err != nil:
 			return nil, false, err

@@ -16,38 +16,96 @@ import (
 // directory's children and tries again. relock means the lock was lost
 // (its session expired, or its node was deleted) and Acquire must queue
 // for it again; there is then no lease and no node.
+//
+// Only the lock's holder, in the session that holds it, runs this loop:
+// each round starts by making sure the lock is still held so (see
+// lockSession), and attempt checks again between its create and its
+// count. Two acquirers running it at once — one that lost the lock without
+// noticing and the one that holds it now — can each count the other's
+// node, find more than N, step back together and, their watched listings
+// showing the room the other's deletion made, try again at once, in
+// lockstep, for ever.
 func (s *Semaphore) acquireLocked(ctx context.Context) (l *Lease, relock bool, err error) {
 	for {
-		l, again, err := s.attempt(ctx)
+		// A round that never waits (the listing showed room at once)
+		// must still end when ctx does.
+		if err := ctx.Err(); err != nil {
+			return nil, false, err
+		}
+		session := s.lockSession()
+		if session == 0 {
+			return nil, true, nil
+		}
+		l, again, err := s.attempt(ctx, session)
 		switch {
 		case err != nil:
 			return nil, false, err
 		case l != nil:
 			return l, false, nil
 		case again:
-			// The node went before it was counted. An expired session took
-			// the lock's node too; someone deleting only the lease node
-			// did not.
-			if s.lock.State() == MutexLost {
-				return nil, true, nil
-			}
-			if err := ctx.Err(); err != nil {
-				return nil, false, err
-			}
+			// The node went before it was counted (an expired session
+			// took the lock's node too; someone deleting only the lease
+			// node did not), or the lock went: the next round tells.
 			continue
 		}
 		// Full, and the node is deleted again: wait for room.
-		if relock, err := s.awaitRoom(ctx); err != nil || relock {
+		if relock, err := s.awaitRoom(ctx, session); err != nil || relock {
 			return nil, relock, err
 		}
 	}
 }
 
+// lockSession returns the session in which the handle holds the
+// acquirers' lock, or 0 if it holds it no more: the hold was lost (its
+// node deleted, its session ended), or the Conn has a session other than
+// the hold's. go-zookeeper moves to a new session only once the old one
+// expired, taking the lock's node with it, and tells the hold's watch of
+// that in its own time; a request sent meanwhile goes out on the new
+// session, under no lock at all.
+func (s *Semaphore) lockSession() int64 {
+	m := s.lock
+	var session int64
+	m.mu.Lock()
+	if h := m.hold; h != nil && (h.state == MutexHeld || h.state == MutexSuspended) {
+		session = h.session
+	}
+	m.mu.Unlock()
+	if session == 0 || session != s.conn.SessionID() {
+		return 0
+	}
+	return session
+}
+
+// leaseGone reports whether l is known to be lost: its node's deletion
+// was seen, or the Conn has moved on from the session that owns the node
+// (go-zookeeper does so only once that session expired, and tells the
+// lease's watch in its own time). No request is sent.
+func (s *Semaphore) leaseGone(l *Lease) bool {
+	m := l.m
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	h := m.hold
+	return h == nil || h.state == MutexLost || h.session != s.conn.SessionID()
+}
+
+// errLockGone is createLease's word, to attempt, that the acquirers' lock
+// was lost before the create could be sent: nothing was created.
+var errLockGone = errors.New("recipe: the acquirers' lock was lost")
+
 // awaitRoom watches the directory's children and returns when they change,
 // or at once if the watched listing already shows room (a lease released
 // since the count: the watch then fires at the next attempt's own create,
-// and nobody reads that event). relock means the lock was lost meanwhile.
-func (s *Semaphore) awaitRoom(ctx context.Context) (relock bool, err error) {
+// and nobody reads that event). relock means the lock, held in session,
+// was lost meanwhile.
+//
+// Returning at once on room is sound only because the lock's holder is
+// the one acquirer counting: room it did not make was made by a lease
+// that went. Between two acquirers counting at once it is each other's
+// deletion, and neither would ever wait (see acquireLocked).
+func (s *Semaphore) awaitRoom(ctx context.Context, session int64) (relock bool, err error) {
+	if s.lockSession() != session {
+		return true, nil
+	}
 	var children []string
 	var watch <-chan zk.Event
 	err = s.nodes.retryLoss(ctx, s.nodes.cfg.retryTimeout, func() (err error) {
@@ -137,19 +195,31 @@ func (s *Semaphore) room(ctx context.Context) (bool, error) {
 // before it was counted (its session expired, or someone deleted it), so
 // that the caller tries anew; with neither again nor an error if the
 // leases were full.
-func (s *Semaphore) attempt(ctx context.Context) (l *Lease, again bool, err error) {
-	node, err := s.createLease(ctx)
+//
+// lock is the session in which Acquire holds the acquirers' lock, 0 for
+// TryAcquire, which holds none. Under a lock, attempt creates and counts
+// only while the lock is held in that session (see lockSession); once it
+// is not, attempt creates nothing more, deletes a node it made, and
+// returns again: the caller's lock check sends it back to the lock's line.
+// The lease it takes is owned by that session too (see count).
+func (s *Semaphore) attempt(ctx context.Context, lock int64) (l *Lease, again bool, err error) {
+	node, err := s.createLease(ctx, lock)
+	if errors.Is(err, errLockGone) {
+		return nil, true, nil
+	}
 	if err != nil {
 		return nil, false, err
 	}
-	return s.count(ctx, node)
+	return s.count(ctx, node, lock)
 }
 
 // createLease creates a lease node named by a new GUID. A create whose
 // reply was lost is repeated under the same name: ErrNodeExists then means
 // the first was applied (count checks whose session owns the node). A
-// missing directory is made again, with N as its data.
-func (s *Semaphore) createLease(ctx context.Context) (string, error) {
+// missing directory is made again, with N as its data. Under a lock (see
+// attempt) every create is sent only while the lock is held in that
+// session, and errLockGone returned once it is not.
+func (s *Semaphore) createLease(ctx context.Context, lock int64) (string, error) {
 	node := joinPath(s.dir, newGUID())
 	lossy := false
 	dirTries := 0
@@ -167,6 +237,9 @@ func (s *Semaphore) createLease(ctx context.Context) (string, error) {
 	for {
 		if s.nodes.closed.Load() {
 			return "", errConnClosed
+		}
+		if lock != 0 && s.lockSession() != lock {
+			return fail(errLockGone)
 		}
 		_, err := s.conn.Create(node, s.nodes.cfg.data, zk.FlagEphemeral, s.nodes.cfg.acl)
 		if strikes = s.nodes.closedBy(err, strikes); s.nodes.closed.Load() {
@@ -193,6 +266,10 @@ func (s *Semaphore) createLease(ctx context.Context) (string, error) {
 			continue
 		case IsConnectionLoss(err):
 			lossy = true
+		case errors.Is(err, zk.ErrSessionExpired) && lock != 0:
+			// The node, if made, went with the session, and so did the
+			// lock's node, if the lock was still held in it.
+			return fail(errLockGone)
 		case errors.Is(err, zk.ErrSessionExpired):
 			// The node, if made, went with the session; go-zookeeper is
 			// opening a new one, in which the create is simply repeated.
@@ -215,14 +292,24 @@ func (s *Semaphore) createLease(ctx context.Context) (string, error) {
 
 // count lists the directory after node's create and takes the lease if the
 // leases, node included, are at most N; otherwise it deletes node. See
-// attempt for what it returns.
+// attempt for what it returns, and for lock.
 //
 // The listing comes first and the GetW on the own node only for a lease:
 // a node counted over N is deleted without a watch set on it. The owner
 // check after the listing is enough to trust it: a node the current
 // session owns was created in this session, so a listing that shows it was
 // made after its create, which is what the count needs.
-func (s *Semaphore) count(ctx context.Context, node string) (l *Lease, again bool, err error) {
+func (s *Semaphore) count(ctx context.Context, node string, lock int64) (l *Lease, again bool, err error) {
+	if lock != 0 && s.lockSession() != lock {
+		// The lock went since the check before the create, which may
+		// have gone out on a new session: give the node up uncounted.
+		// Past this check the lock's session was the current one after
+		// the create, so a node the owner check below finds to be the
+		// current session's is the lock's session's too: sessions do not
+		// come back.
+		_, again, err := s.nodes.startOver(node)
+		return nil, again, err
+	}
 	var children []string
 	var stat *zk.Stat
 	err = s.nodes.retryLoss(ctx, s.nodes.cfg.retryTimeout, func() (err error) {

@@ -28,6 +28,8 @@ var semaphoreScenarios = []zktest.Scenario{
 	{Name: "CancelLeavesNoNode", Body: testSemaphoreCancelLeavesNoNode},
 	{Name: "HolderSessionExpires", Body: testSemaphoreHolderSessionExpires},
 	{Name: "WaiterExpiresBetweenCreateAndCount", Body: testWaiterExpiresBetweenCreateAndCount},
+	{Name: "LockLostBeforeTheCreate", Body: testLockLostBeforeTheCreate},
+	{Name: "LeaseLostWhileLettingGoOfTheLock", Body: testLeaseLostWhileLettingGoOfTheLock},
 	{Name: "MaxLeasesMismatch", Body: testMaxLeasesMismatch},
 	{Name: "LostAndToken", Body: testLeaseLostAndToken},
 	{Name: "BadInput", Body: testSemaphoreBadInput},
@@ -544,6 +546,284 @@ func testWaiterExpiresBetweenCreateAndCount(t *testing.T, env zktest.Env) {
 	}
 	mustRelease(t, wLease)
 	leasesSettle(t, admin, dir, 0)
+}
+
+// turnstile makes the lease traffic of two acquirers take turns, one
+// request each: their creates and deletes of lease nodes and their
+// listings of the leases. That is the interleaving in which two acquirers
+// that both run the create/count loop count each other's node, step back
+// together, see the room each other's deletion made, and start again, for
+// ever (found by zkfuzz -recipe=semaphore -seed=2). A party whose turn it
+// is not waits for the other's request or for a quiet moment (the other
+// has no lease traffic to send), whichever comes first; on the fake that
+// moment is virtual. Past limit creates the turnstile fails every request
+// with zk.ErrClosing, which ends a spinning loop.
+type turnstile struct {
+	dir   string
+	limit int64
+	quiet time.Duration
+
+	creates atomic.Int64
+	spun    atomic.Bool
+	off     atomic.Bool // the test is over: no more turns
+
+	mu    sync.Mutex
+	turn  int           // whose turn it is: 0 or 1
+	moved chan struct{} // closed, and replaced, at every request
+}
+
+// newTurnstile returns a turnstile for the leases under dir, open again
+// once the test ends, so that no acquirer is left waiting for its turn.
+func newTurnstile(t testing.TB, dir string) *turnstile {
+	ts := &turnstile{dir: dir, limit: 40, quiet: 200 * time.Millisecond, moved: make(chan struct{})}
+	t.Cleanup(func() {
+		ts.off.Store(true)
+		ts.pass(0)
+	})
+	return ts
+}
+
+// pass gives the turn to the other party and wakes whoever waits.
+func (ts *turnstile) pass(party int) {
+	ts.mu.Lock()
+	ts.turn = 1 - party
+	close(ts.moved)
+	ts.moved = make(chan struct{})
+	ts.mu.Unlock()
+}
+
+// do runs a request of party's lease traffic in its turn.
+func (ts *turnstile) do(party int, create bool, op func() error) error {
+	if create && ts.creates.Add(1) > ts.limit {
+		ts.spun.Store(true)
+	}
+	if ts.spun.Load() {
+		return zk.ErrClosing
+	}
+	for {
+		ts.mu.Lock()
+		if ts.turn == party || ts.off.Load() {
+			ts.mu.Unlock()
+			break
+		}
+		moved := ts.moved
+		ts.mu.Unlock()
+		select {
+		case <-moved:
+			continue
+		case <-time.After(ts.quiet):
+		}
+		break
+	}
+	err := op()
+	ts.pass(party)
+	return err
+}
+
+// turnConn is one party's Conn through a turnstile. beforeCreate, if set,
+// runs once, before the party's first lease create is sent.
+type turnConn struct {
+	recipe.Conn
+	ts           *turnstile
+	party        int
+	beforeCreate func()
+	once         sync.Once
+}
+
+func (c *turnConn) lease(path string) bool { return strings.HasPrefix(path, c.ts.dir+"/") }
+
+func (c *turnConn) Create(path string, data []byte, flags int32, acl []zk.ACL) (node string, err error) {
+	if !c.lease(path) {
+		return c.Conn.Create(path, data, flags, acl)
+	}
+	if c.beforeCreate != nil {
+		c.once.Do(c.beforeCreate)
+	}
+	err = c.ts.do(c.party, true, func() (err error) {
+		node, err = c.Conn.Create(path, data, flags, acl)
+		return err
+	})
+	return node, err
+}
+
+func (c *turnConn) Delete(path string, version int32) error {
+	if !c.lease(path) {
+		return c.Conn.Delete(path, version)
+	}
+	return c.ts.do(c.party, false, func() error { return c.Conn.Delete(path, version) })
+}
+
+func (c *turnConn) Children(path string) (children []string, stat *zk.Stat, err error) {
+	if path != c.ts.dir {
+		return c.Conn.Children(path)
+	}
+	err = c.ts.do(c.party, false, func() (err error) {
+		children, stat, err = c.Conn.Children(path)
+		return err
+	})
+	return children, stat, err
+}
+
+func (c *turnConn) ChildrenW(path string) (children []string, stat *zk.Stat, watch <-chan zk.Event, err error) {
+	if path != c.ts.dir {
+		return c.Conn.ChildrenW(path)
+	}
+	err = c.ts.do(c.party, false, func() (err error) {
+		children, stat, watch, err = c.Conn.ChildrenW(path)
+		return err
+	})
+	return children, stat, watch, err
+}
+
+// W holds the acquirers' lock, and its session expires just before it
+// sends its lease create, which goes out on W's new session: W holds the
+// lock no more, and Y, next in the lock's line, holds it now. A stale
+// lease (C's) takes one of the N = 2. W must not carry on counting as if
+// it still held the lock: it gives up its node and queues behind Y, and Y
+// takes the free lease. Had W carried on, W and Y, their requests taking
+// turns, would each count three leases — C's, W's, Y's — delete their own,
+// see the room the other's deletion made, and create again, for ever.
+func testLockLostBeforeTheCreate(t *testing.T, env zktest.Env) {
+	expirer, ok := env.(zktest.Expirer)
+	if !ok {
+		t.Skip("target cannot expire sessions")
+	}
+	dir := env.Base() + "/sem"
+	admin, _ := env.Connect(t, sessionTimeout)
+	connC, _ := env.Connect(t, sessionTimeout)
+	rawW, _ := env.Connect(t, sessionTimeout)
+	countedW := countRequests(rawW)
+	rawY, _ := env.Connect(t, sessionTimeout)
+	stale := mustAcquire(t, recipe.NewSemaphore(connC, dir, 2))
+
+	ts := newTurnstile(t, dir)
+	oldSession := rawW.SessionID()
+	reached, resume := make(chan struct{}), make(chan struct{})
+	var resumeOnce sync.Once
+	defer resumeOnce.Do(func() { close(resume) })
+	connW := &turnConn{Conn: countedW, ts: ts, party: 0, beforeCreate: func() {
+		close(reached)
+		<-resume
+		// The create goes out once the client has its new session, as
+		// go-zookeeper sends a request queued across an expiry.
+		// (Not eventually: this runs on W's goroutine, which must not
+		// fail the test; W's Acquire times out instead.)
+		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			if id := rawW.SessionID(); id != 0 && id != oldSession {
+				break
+			}
+		}
+	}}
+	wDone := acquireAsync(testCtx(t), recipe.NewSemaphore(connW, dir, 2))
+	select {
+	case <-reached:
+	case <-time.After(time.Minute):
+		t.Fatal("W never came to create its lease node")
+	}
+	settles(t, admin, lockDirOf(dir), 1) // W holds the lock
+	yDone := acquireAsync(testCtx(t), recipe.NewSemaphore(&turnConn{Conn: rawY, ts: ts, party: 1}, dir, 2))
+	settles(t, admin, lockDirOf(dir), 2)
+	zktest.Require(t, expirer.Expire(rawW))
+	resumeOnce.Do(func() { close(resume) })
+
+	var yLease *recipe.Lease
+	select {
+	case a := <-yDone:
+		if ts.spun.Load() {
+			t.Fatalf("W and Y ran the create/count loop in lockstep: %d lease creates (Y's Acquire: %v)", ts.creates.Load(), a.err)
+		}
+		if a.err != nil {
+			t.Fatalf("Y's Acquire: %v", a.err)
+		}
+		yLease = a.lease
+	case <-time.After(time.Minute):
+		t.Fatal("timed out waiting for Y's Acquire")
+	}
+	// W queues behind Y, holds the lock once Y lets go of it, and waits
+	// for a lease.
+	watchingLeases(t, countedW, dir)
+	stillWaiting(t, "W's Acquire while C and Y hold the two leases", wDone)
+	if got, want := leasesOf(t, admin, dir), []string{baseName(stale.Node()), baseName(yLease.Node())}; !slices.Equal(got, sorted(want)) {
+		t.Fatalf("leases %v, want C's and Y's %v", got, want)
+	}
+	mustRelease(t, stale)
+	wLease := acquiredIn(t, "W's Acquire once C's lease was released", wDone)
+	ok, stat, err := admin.Exists(wLease.Node())
+	if err != nil || !ok || rawW.SessionID() == oldSession || stat.EphemeralOwner != rawW.SessionID() || stat.Czxid != wLease.Token() {
+		t.Fatalf("W's lease node: exists %v, %+v, %v; want owned by W's new session %#x (was %#x)", ok, stat, err, rawW.SessionID(), oldSession)
+	}
+	// W's node on its new session, given up; Y's; W's over N; W's lease.
+	if got := ts.creates.Load(); got > 4 {
+		t.Fatalf("%d lease creates, want 4 at most", got)
+	}
+	mustRelease(t, yLease)
+	mustRelease(t, wLease)
+	leasesSettle(t, admin, dir, 0)
+	settles(t, admin, lockDirOf(dir), 0)
+}
+
+// unlockExpiringConn runs before once, right before the first Delete of
+// a node in the acquirers' lock's directory: Acquire letting go of the
+// lock once it has counted its lease.
+type unlockExpiringConn struct {
+	recipe.Conn
+	lockDir string
+	before  func()
+	once    sync.Once
+}
+
+func (u *unlockExpiringConn) Delete(path string, version int32) error {
+	if strings.HasPrefix(path, u.lockDir+"/") {
+		u.once.Do(u.before)
+	}
+	return u.Conn.Delete(path, version)
+}
+
+// The acquirer's session expires after it counted its lease and before it
+// let go of the acquirers' lock: the lease went with the session. Acquire
+// does not return it — a lease of an ended session, held by nobody — but
+// queues again, and returns a lease of its new session.
+func testLeaseLostWhileLettingGoOfTheLock(t *testing.T, env zktest.Env) {
+	expirer, ok := env.(zktest.Expirer)
+	if !ok {
+		t.Skip("target cannot expire sessions")
+	}
+	dir := env.Base() + "/sem"
+	admin, _ := env.Connect(t, sessionTimeout)
+	raw, _ := env.Connect(t, sessionTimeout)
+	oldSession := raw.SessionID()
+	var expired error
+	conn := &unlockExpiringConn{Conn: raw, lockDir: lockDirOf(dir), before: func() {
+		if expired = expirer.Expire(raw); expired != nil {
+			return
+		}
+		// The Delete goes out once the client has its new session. (Not
+		// eventually: this runs on the acquirer's goroutine.)
+		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			if id := raw.SessionID(); id != 0 && id != oldSession {
+				break
+			}
+		}
+	}}
+	lease := mustAcquire(t, recipe.NewSemaphore(conn, dir, 1))
+	zktest.Require(t, expired)
+	if raw.SessionID() == oldSession {
+		t.Fatal("the session did not change")
+	}
+	ok, stat, err := admin.Exists(lease.Node())
+	if err != nil || !ok || stat.EphemeralOwner != raw.SessionID() || lease.State() != recipe.MutexHeld || lease.Token() != stat.Czxid {
+		t.Fatalf("Acquire returned lease %s: state %v, token %d; its node: exists %v, %+v, %v; want held by session %#x", lease.Node(), lease.State(), lease.Token(), ok, stat, err, raw.SessionID())
+	}
+	mustRelease(t, lease)
+	leasesSettle(t, admin, dir, 0)
+	settles(t, admin, lockDirOf(dir), 0)
+}
+
+// sorted returns s sorted.
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
 }
 
 // N is fixed per path: the directory's creator records its N there, and a
