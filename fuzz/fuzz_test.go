@@ -54,6 +54,16 @@ func TestRecipeRWMutex(t *testing.T) {
 	}
 }
 
+// TestRecipeSemaphore runs the project's counting semaphore through
+// campaigns of every size of client group.
+func TestRecipeSemaphore(t *testing.T) {
+	for _, n := range []int{2, 3, 5, 8} {
+		t.Run(fmt.Sprintf("clients=%d", n), func(t *testing.T) {
+			Check(t, Semaphore(RecipeSemaphore), WithClients(n))
+		})
+	}
+}
+
 // TestSoundQueueRWMutex holds the queue lock's read/write lock, which the
 // read/write mutants break, to the same campaign.
 func TestSoundQueueRWMutex(t *testing.T) {
