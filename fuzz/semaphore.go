@@ -21,8 +21,10 @@ type Leaser interface {
 	TryAcquire(ctx context.Context) (Lease, bool, error)
 }
 
-// Lease is a lease a Leaser handed out: Node names it (its node), Token is
-// its fencing token, and Held whether it says it holds.
+// Lease is a lease a Leaser handed out: Node names it (its node), and Held
+// says whether it holds. A Lease that can be released within a deadline
+// (ReleaseContext) is released so when the move draws one; one with a
+// lost-lease signal (Lost, a LossReporter) is held to Held by the check.
 type Lease interface {
 	Release() error
 	Node() string
@@ -156,12 +158,19 @@ func (c *semClient) acquire(ctx context.Context, call *Call, try bool) error {
 
 // release gives the lease back; it is over for the client whatever
 // Release returns.
-func (c *semClient) release(_ context.Context, call *Call) error {
+func (c *semClient) release(ctx context.Context, call *Call) error {
 	l := c.lease
 	c.lease = nil
 	in := c.input(linearizability.LeaseRelease, c.session, l.Node())
 	call.IfCrashed(func() { call.Record(in, linearizability.SemaphoreUnknown{}) })
-	err := l.Release()
+	var err error
+	if r, ok := l.(interface {
+		ReleaseContext(context.Context) error
+	}); ok && hasDeadline(ctx) {
+		err = r.ReleaseContext(ctx)
+	} else {
+		err = l.Release()
+	}
 	if err == nil {
 		call.Record(in, linearizability.SemaphoreOutput{OK: true})
 	} else {
@@ -170,10 +179,13 @@ func (c *semClient) release(_ context.Context, call *Call) error {
 	return err
 }
 
-// check holds the lease to its session.
+// check holds the lease to its session, and to its own lost-lease signal.
 func (c *semClient) check(v View) string {
 	if c.lease == nil {
 		return ""
+	}
+	if l, ok := c.lease.(LossReporter); ok && c.lease.Held() && isClosed(l.Lost()) {
+		return fmt.Sprintf("its lease %s says it is held, and that it is lost (Lost is closed)", stable(c.lease.Node()))
 	}
 	return c.down.check(v, c.session, c.lease.Held(), fmt.Sprintf("its lease %s still says it is held", stable(c.lease.Node())))
 }
