@@ -735,9 +735,7 @@ func (h *harness) onPoint(s *slot, r *request) bool {
 			h.note("%s is done and stops", s.name())
 			return false
 		}
-		if inc.closed && inc.locksAfterClose > 0 {
-			h.note("%s's process, its Conn closed, ends; a new process takes its place with a session of its own", s.name())
-			h.spawn(s)
+		if h.replaceClosed(s) {
 			return false
 		}
 		r.how = inc.lockFor(h.how)
@@ -880,6 +878,18 @@ func (h *harness) onPoint(s *slot, r *request) bool {
 		}
 		s.phase, s.unlockAttempts = phaseIdle, 0
 	}
+	return true
+}
+
+// replaceClosed ends s's process if its Conn was closed and it has made
+// its one call since: a new process takes its place. It reports whether it
+// did.
+func (h *harness) replaceClosed(s *slot) bool {
+	if !s.inc.closed || s.inc.locksAfterClose == 0 {
+		return false
+	}
+	h.note("%s's process, its Conn closed, ends; a new process takes its place with a session of its own", s.name())
+	h.spawn(s)
 	return true
 }
 

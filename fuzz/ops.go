@@ -203,9 +203,7 @@ func (h *harness) onOpPoint(s *slot, r *request) bool {
 			h.note("%s is done and stops", s.name())
 			return false
 		}
-		if inc.closed && inc.locksAfterClose > 0 {
-			h.note("%s's process, its Conn closed, ends; a new process takes its place with a session of its own", s.name())
-			h.spawn(s)
+		if h.replaceClosed(s) {
 			return false
 		}
 		if len(r.enabled) == 0 {
