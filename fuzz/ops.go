@@ -82,6 +82,14 @@ func (inc *incarnation) callInProgress() *Call {
 	return nil
 }
 
+// callWaits reports whether a request of the client's to the server, from
+// any of its goroutines, waits at the gate.
+func (inc *incarnation) callWaits() bool {
+	inc.mu.Lock()
+	defer inc.mu.Unlock()
+	return slices.ContainsFunc(inc.pending, func(r *request) bool { return r.point == noPoint })
+}
+
 // fenceWrite is Call.Fence: the write happens at a point of the client's,
 // where the harness keeps the resource.
 func (inc *incarnation) fenceWrite(token int64) bool {
@@ -98,9 +106,7 @@ func (h *harness) view(s *slot) View {
 		Expired: func(session int64) bool { return !slices.Contains(h.srv.Sessions(), session) },
 		Call:    s.call,
 	}
-	if r := inc.nextRequest(); r != nil && r.point == noPoint {
-		v.Gated = true
-	}
+	v.Gated = inc.callWaits()
 	if s.call != "" {
 		v.Since = h.now() - s.acquireCall.Time().Sub(h.start)
 		v.Waiting = !inc.partitioned && !inc.paused && inc.conn.State() == zk.StateHasSession && !h.lagging[inc.conn.Member()] && inc.nextRequest() == nil
