@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -335,28 +336,61 @@ func (m *Mutex) ownEvent(ctx context.Context, node string, session int64, ev zk.
 // for: an RWMutex's reader waits only for those that are not readers, and
 // so watches the nearest of them, and is first once none is ahead.
 func predecessor(children []string, name, mark, nodeName string, blockedBy func(string) bool) (pred string, present bool, strays []string) {
-	ownSeq, _ := sequenceIn(name, nodeName)
-	own := contender{name: name, seq: ownSeq}
+	names := newNameReader(nodeName)
+	ownSeq, _ := names.read(name)
+	marked := newPrefixTest(mark)
 	var ahead, last contender // the nearest contender ahead of own, and the last of all
 	var haveAhead, haveLast bool
+	// A contender's distance from own on the 32-bit counter is negative
+	// when it is ahead (see contender.before), and the nearest ahead has
+	// the largest negative distance. nearest is ahead's, math.MinInt64
+	// while there is none; 0 when ahead has own's number and a smaller
+	// name.
+	nearest := int64(math.MinInt64)
 	var strayQueue []contender
 	for _, child := range children {
-		seq, ok := sequenceIn(child, nodeName)
+		seq, ok := names.read(child)
 		if !ok {
 			continue
 		}
 		c := contender{name: child, seq: seq}
-		switch {
-		case child == name:
-			present = true
-		case strings.HasPrefix(child, mark):
-			strayQueue = append(strayQueue, c)
-		default:
+		d := int64(int32(uint32(seq) - uint32(ownSeq)))
+		if d == 0 {
+			// Own, or a hand-made name with own's number: the names
+			// order them.
+			if child == name {
+				present = true
+				continue
+			}
+			if marked.of(child) {
+				strayQueue = append(strayQueue, c)
+				continue
+			}
 			if !haveLast || last.before(c) {
 				last, haveLast = c, true
 			}
-			if c.before(own) && (blockedBy == nil || blockedBy(child)) && (!haveAhead || ahead.before(c)) {
-				ahead, haveAhead = c, true
+			if child < name && (!haveAhead || ahead.before(c)) && (blockedBy == nil || blockedBy(child)) {
+				ahead, haveAhead, nearest = c, true, 0
+			}
+			continue
+		}
+		if marked.of(child) {
+			strayQueue = append(strayQueue, c)
+			continue
+		}
+		if !haveLast || last.before(c) {
+			last, haveLast = c, true
+		}
+		// Whether a contender is ahead of own is a coin toss, name by
+		// name, and a branch on it, mispredicted for every other name,
+		// cost more than the rest of the loop: behind own is the
+		// smallest key instead, which never beats nearest. The branch
+		// below is taken only by a new nearest, a few times in a queue.
+		behind := ^(d >> 63) // all ones when d > 0
+		key := d&^behind | math.MinInt64&behind
+		if key > nearest || key == nearest && haveAhead && ahead.name < child {
+			if blockedBy == nil || blockedBy(child) {
+				ahead, haveAhead, nearest = c, true, key
 			}
 		}
 	}
