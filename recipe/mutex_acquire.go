@@ -470,7 +470,7 @@ func (m *Mutex) cleanup(node string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), m.cfg.retryTimeout)
 	defer cancel()
 	err := m.retryLoss(ctx, m.cfg.retryTimeout, func() error {
-		err, _ := callBounded(ctx, func() error { return m.conn.Delete(node, -1) })
+		err, _ := deleteBounded(ctx, m.conn, node)
 		return err
 	})
 	if err == nil || goneWithSession(err) {

@@ -220,7 +220,7 @@ func (m *Mutex) release(ctx context.Context, h *hold) (lost bool, err error) {
 			// went with it, and retrying could only wait for the bound.
 			return zk.ErrSessionExpired
 		}
-		err, abandoned := callBounded(ctx, func() error { return m.conn.Delete(h.node, -1) })
+		err, abandoned := deleteBounded(ctx, m.conn, h.node)
 		if abandoned || IsConnectionLoss(err) {
 			unsure = true // the Delete may have been, or may yet be, applied
 		}
