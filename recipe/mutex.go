@@ -210,6 +210,9 @@ type Mutex struct {
 	// closed is set once the Mutex knows its Conn was closed (see
 	// closedBy): from then on its calls fail at once with errConnClosed.
 	closed atomic.Bool
+
+	// bound is Unlock's context, used by the call that holds gate.
+	bound bound
 }
 
 // MutexState is where a Mutex's hold stands.
@@ -411,9 +414,26 @@ func (m *Mutex) TryLock(ctx context.Context) (bool, error) {
 // ended first). The queued request keeps a goroutine until the client
 // answers or fails it.
 func (m *Mutex) Unlock() error {
-	ctx, cancel := context.WithTimeout(context.Background(), m.cfg.retryTimeout)
-	defer cancel()
-	return m.UnlockContext(ctx)
+	m.mu.Lock()
+	held := m.hold != nil
+	m.mu.Unlock()
+	if !held {
+		return ErrNotLocked
+	}
+	select {
+	case m.gate <- struct{}{}:
+	default:
+		// Another call holds the gate: wait for it within the retry
+		// timeout too.
+		ctx, cancel := context.WithTimeout(context.Background(), m.cfg.retryTimeout)
+		defer cancel()
+		return m.UnlockContext(ctx)
+	}
+	defer m.leave()
+	// Holding the gate, this call has the handle's bound to itself.
+	ctx := m.bound.arm(m.cfg.retryTimeout)
+	defer m.bound.disarm()
+	return m.unlock(ctx)
 }
 
 // UnlockContext is Unlock bounded by ctx instead of the retry timeout. If ctx
@@ -431,7 +451,11 @@ func (m *Mutex) UnlockContext(ctx context.Context) error {
 		return err
 	}
 	defer m.leave()
+	return m.unlock(ctx)
+}
 
+// unlock is UnlockContext once the gate is taken.
+func (m *Mutex) unlock(ctx context.Context) error {
 	m.mu.Lock()
 	h := m.hold
 	switch {
