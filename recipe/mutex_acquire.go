@@ -3,7 +3,6 @@ package recipe
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -67,8 +66,7 @@ type created struct {
 // create makes the handle's node. When a reply is lost it looks for a node
 // carrying its GUID; queue then checks that node's owner.
 func (m *Mutex) create(ctx context.Context) (c created, err error) {
-	guid := newGUID()
-	prefix := joinPath(m.dir, protectedPrefix+guid+"-"+m.cfg.nodeName)
+	prefix, guid := m.nodePrefix()
 	lossy := false
 	defer func() {
 		if err != nil && lossy {
@@ -164,7 +162,15 @@ func (m *Mutex) findByGUID(ctx context.Context, guid string) (string, error) {
 // the node is gone before it got the lock and the caller should start over.
 func (m *Mutex) queue(ctx context.Context, c created, wait bool) (h *hold, again bool, err error) {
 	name := baseName(c.node)
-	mark := protectedPrefix + c.guid + "-"
+	// Our GUID's mark begins name (it was made with it, or found by it):
+	// take it from there rather than make a string of it.
+	var mark string
+	if n := len(protectedPrefix) + len(c.guid) + 1; len(name) >= n && name[:len(protectedPrefix)] == protectedPrefix &&
+		name[len(protectedPrefix):n-1] == c.guid && name[n-1] == '-' {
+		mark = name[:n]
+	} else {
+		mark = protectedPrefix + c.guid + "-"
+	}
 
 	exists, stat, self, err := m.watchOwn(ctx, c.node)
 	if err != nil {
@@ -229,7 +235,6 @@ func (m *Mutex) queue(ctx context.Context, c created, wait bool) (h *hold, again
 				self:    self,
 				count:   1,
 				state:   MutexHeld,
-				lost:    make(chan struct{}),
 				stop:    make(chan struct{}),
 				done:    make(chan struct{}),
 			}, false, nil
@@ -501,11 +506,47 @@ func (m *Mutex) makeParents(ctx context.Context) error {
 	return nil
 }
 
+// nodePrefix returns the path the handle's next node is created at (the
+// server appends the sequence number), with a new GUID in it, and that
+// GUID: a substring of the path, which is made in one allocation.
+func (m *Mutex) nodePrefix() (prefix, guid string) {
+	var b strings.Builder
+	b.Grow(len(m.dir) + 1 + len(protectedPrefix) + guidLen + 1 + len(m.cfg.nodeName))
+	b.WriteString(m.dir)
+	if m.dir != "/" { // as joinPath
+		b.WriteByte('/')
+	}
+	b.WriteString(protectedPrefix)
+	start := b.Len()
+	writeGUID(&b)
+	end := b.Len()
+	b.WriteByte('-')
+	b.WriteString(m.cfg.nodeName)
+	prefix = b.String()
+	return prefix, prefix[start:end]
+}
+
 // newGUID returns 32 random hex digits, the GUID format of go-zookeeper's
-// protected nodes. crypto/rand.Read never fails (it crashes the program
-// instead, should the system's source ever fail).
+// protected nodes.
 func newGUID() string {
-	var b [16]byte
-	rand.Read(b[:])
-	return hex.EncodeToString(b[:])
+	var b strings.Builder
+	b.Grow(guidLen)
+	writeGUID(&b)
+	return b.String()
+}
+
+// writeGUID writes a new GUID: 16 bytes from crypto/rand, in hex.
+// crypto/rand.Read never fails (it crashes the program instead, should the
+// system's source ever fail). It is cheap enough to read for every node:
+// on Linux 6.11 and later Go serves it in user space (vDSO getrandom), and
+// 16 bytes cost about 40 ns, so a faster generator of our own, keyed once,
+// would save little and have to argue its unpredictability.
+func writeGUID(b *strings.Builder) {
+	const digits = "0123456789abcdef"
+	var raw [guidLen / 2]byte
+	rand.Read(raw[:])
+	for _, c := range raw {
+		b.WriteByte(digits[c>>4])
+		b.WriteByte(digits[c&0xf])
+	}
 }
