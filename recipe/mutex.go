@@ -210,6 +210,12 @@ type Mutex struct {
 	// closed is set once the Mutex knows its Conn was closed (see
 	// closedBy): from then on its calls fail at once with errConnClosed.
 	closed atomic.Bool
+
+	// poll is the ticker of the watching goroutine (see pollTicker); only
+	// that goroutine touches it, and holds are watched one at a time.
+	poll *time.Ticker
+	// bound is Unlock's context, used by the call that holds gate.
+	bound bound
 }
 
 // MutexState is where a Mutex's hold stands.
@@ -411,9 +417,26 @@ func (m *Mutex) TryLock(ctx context.Context) (bool, error) {
 // ended first). The queued request keeps a goroutine until the client
 // answers or fails it.
 func (m *Mutex) Unlock() error {
-	ctx, cancel := context.WithTimeout(context.Background(), m.cfg.retryTimeout)
-	defer cancel()
-	return m.UnlockContext(ctx)
+	m.mu.Lock()
+	held := m.hold != nil
+	m.mu.Unlock()
+	if !held {
+		return ErrNotLocked
+	}
+	select {
+	case m.gate <- struct{}{}:
+	default:
+		// Another call holds the gate: wait for it within the retry
+		// timeout too.
+		ctx, cancel := context.WithTimeout(context.Background(), m.cfg.retryTimeout)
+		defer cancel()
+		return m.UnlockContext(ctx)
+	}
+	defer m.leave()
+	// Holding the gate, this call has the handle's bound to itself.
+	ctx := m.bound.arm(m.cfg.retryTimeout)
+	defer m.bound.disarm()
+	return m.unlock(ctx)
 }
 
 // UnlockContext is Unlock bounded by ctx instead of the retry timeout. If ctx
@@ -431,7 +454,11 @@ func (m *Mutex) UnlockContext(ctx context.Context) error {
 		return err
 	}
 	defer m.leave()
+	return m.unlock(ctx)
+}
 
+// unlock is UnlockContext once the gate is taken.
+func (m *Mutex) unlock(ctx context.Context) error {
 	m.mu.Lock()
 	h := m.hold
 	switch {
@@ -548,7 +575,7 @@ func (m *Mutex) Lost() <-chan struct{} {
 	if m.hold == nil {
 		return closedChan
 	}
-	return m.hold.lost
+	return m.hold.lostChan()
 }
 
 // State returns where the handle's hold stands.
@@ -592,7 +619,10 @@ type hold struct {
 	settledErr error // what the next Unlock returns for a settled release
 	lostOnce   sync.Once
 
-	lost chan struct{} // closed when the hold is lost
+	// lost is closed when the hold is lost. A Mutex makes it only when
+	// Lost asks for it, or, closed, when the hold is lost: most holds end
+	// by Unlock, which leaves it open, and nobody ever looks at it.
+	lost chan struct{}
 	stop chan struct{} // closed by Unlock to end the watching goroutine
 	done chan struct{} // closed when the watching goroutine has ended
 }
@@ -600,7 +630,28 @@ type hold struct {
 // markLost records the loss; m.mu must be held.
 func (h *hold) markLost() {
 	h.state = MutexLost
-	h.lostOnce.Do(func() { close(h.lost) })
+	h.closeLost()
+}
+
+// closeLost closes the hold's lost channel, or, if nobody has asked for
+// it yet, makes it a closed one; m.mu must be held.
+func (h *hold) closeLost() {
+	h.lostOnce.Do(func() {
+		if h.lost == nil {
+			h.lost = closedChan
+			return
+		}
+		close(h.lost)
+	})
+}
+
+// lostChan returns the hold's lost channel, making it if need be; m.mu
+// must be held.
+func (h *hold) lostChan() chan struct{} {
+	if h.lost == nil {
+		h.lost = make(chan struct{})
+	}
+	return h.lost
 }
 
 // enter takes the handle's gate, or gives up when ctx is done. A free gate

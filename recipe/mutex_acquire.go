@@ -3,9 +3,9 @@ package recipe
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -66,8 +66,7 @@ type created struct {
 // create makes the handle's node. When a reply is lost it looks for a node
 // carrying its GUID; queue then checks that node's owner.
 func (m *Mutex) create(ctx context.Context) (c created, err error) {
-	guid := newGUID()
-	prefix := joinPath(m.dir, protectedPrefix+guid+"-"+m.cfg.nodeName)
+	prefix, guid := m.nodePrefix()
 	lossy := false
 	defer func() {
 		if err != nil && lossy {
@@ -163,7 +162,15 @@ func (m *Mutex) findByGUID(ctx context.Context, guid string) (string, error) {
 // the node is gone before it got the lock and the caller should start over.
 func (m *Mutex) queue(ctx context.Context, c created, wait bool) (h *hold, again bool, err error) {
 	name := baseName(c.node)
-	mark := protectedPrefix + c.guid + "-"
+	// Our GUID's mark begins name (it was made with it, or found by it):
+	// take it from there rather than make a string of it.
+	var mark string
+	if n := len(protectedPrefix) + len(c.guid) + 1; len(name) >= n && name[:len(protectedPrefix)] == protectedPrefix &&
+		name[len(protectedPrefix):n-1] == c.guid && name[n-1] == '-' {
+		mark = name[:n]
+	} else {
+		mark = protectedPrefix + c.guid + "-"
+	}
 
 	exists, stat, self, err := m.watchOwn(ctx, c.node)
 	if err != nil {
@@ -228,7 +235,6 @@ func (m *Mutex) queue(ctx context.Context, c created, wait bool) (h *hold, again
 				self:    self,
 				count:   1,
 				state:   MutexHeld,
-				lost:    make(chan struct{}),
 				stop:    make(chan struct{}),
 				done:    make(chan struct{}),
 			}, false, nil
@@ -335,28 +341,61 @@ func (m *Mutex) ownEvent(ctx context.Context, node string, session int64, ev zk.
 // for: an RWMutex's reader waits only for those that are not readers, and
 // so watches the nearest of them, and is first once none is ahead.
 func predecessor(children []string, name, mark, nodeName string, blockedBy func(string) bool) (pred string, present bool, strays []string) {
-	ownSeq, _ := sequenceIn(name, nodeName)
-	own := contender{name: name, seq: ownSeq}
+	names := newNameReader(nodeName)
+	ownSeq, _ := names.read(name)
+	marked := newPrefixTest(mark)
 	var ahead, last contender // the nearest contender ahead of own, and the last of all
 	var haveAhead, haveLast bool
+	// A contender's distance from own on the 32-bit counter is negative
+	// when it is ahead (see contender.before), and the nearest ahead has
+	// the largest negative distance. nearest is ahead's, math.MinInt64
+	// while there is none; 0 when ahead has own's number and a smaller
+	// name.
+	nearest := int64(math.MinInt64)
 	var strayQueue []contender
 	for _, child := range children {
-		seq, ok := sequenceIn(child, nodeName)
+		seq, ok := names.read(child)
 		if !ok {
 			continue
 		}
 		c := contender{name: child, seq: seq}
-		switch {
-		case child == name:
-			present = true
-		case strings.HasPrefix(child, mark):
-			strayQueue = append(strayQueue, c)
-		default:
+		d := int64(int32(uint32(seq) - uint32(ownSeq)))
+		if d == 0 {
+			// Own, or a hand-made name with own's number: the names
+			// order them.
+			if child == name {
+				present = true
+				continue
+			}
+			if marked.of(child) {
+				strayQueue = append(strayQueue, c)
+				continue
+			}
 			if !haveLast || last.before(c) {
 				last, haveLast = c, true
 			}
-			if c.before(own) && (blockedBy == nil || blockedBy(child)) && (!haveAhead || ahead.before(c)) {
-				ahead, haveAhead = c, true
+			if child < name && (!haveAhead || ahead.before(c)) && (blockedBy == nil || blockedBy(child)) {
+				ahead, haveAhead, nearest = c, true, 0
+			}
+			continue
+		}
+		if marked.of(child) {
+			strayQueue = append(strayQueue, c)
+			continue
+		}
+		if !haveLast || last.before(c) {
+			last, haveLast = c, true
+		}
+		// Whether a contender is ahead of own is a coin toss, name by
+		// name, and a branch on it, mispredicted for every other name,
+		// cost more than the rest of the loop: behind own is the
+		// smallest key instead, which never beats nearest. The branch
+		// below is taken only by a new nearest, a few times in a queue.
+		behind := ^(d >> 63) // all ones when d > 0
+		key := d&^behind | math.MinInt64&behind
+		if key > nearest || key == nearest && haveAhead && ahead.name < child {
+			if blockedBy == nil || blockedBy(child) {
+				ahead, haveAhead, nearest = c, true, key
 			}
 		}
 	}
@@ -436,7 +475,7 @@ func (m *Mutex) cleanup(node string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), m.cfg.retryTimeout)
 	defer cancel()
 	err := m.retryLoss(ctx, m.cfg.retryTimeout, func() error {
-		err, _ := callBounded(ctx, func() error { return m.conn.Delete(node, -1) })
+		err, _ := deleteBounded(ctx, m.conn, node)
 		return err
 	})
 	if err == nil || goneWithSession(err) {
@@ -467,11 +506,47 @@ func (m *Mutex) makeParents(ctx context.Context) error {
 	return nil
 }
 
+// nodePrefix returns the path the handle's next node is created at (the
+// server appends the sequence number), with a new GUID in it, and that
+// GUID: a substring of the path, which is made in one allocation.
+func (m *Mutex) nodePrefix() (prefix, guid string) {
+	var b strings.Builder
+	b.Grow(len(m.dir) + 1 + len(protectedPrefix) + guidLen + 1 + len(m.cfg.nodeName))
+	b.WriteString(m.dir)
+	if m.dir != "/" { // as joinPath
+		b.WriteByte('/')
+	}
+	b.WriteString(protectedPrefix)
+	start := b.Len()
+	writeGUID(&b)
+	end := b.Len()
+	b.WriteByte('-')
+	b.WriteString(m.cfg.nodeName)
+	prefix = b.String()
+	return prefix, prefix[start:end]
+}
+
 // newGUID returns 32 random hex digits, the GUID format of go-zookeeper's
-// protected nodes. crypto/rand.Read never fails (it crashes the program
-// instead, should the system's source ever fail).
+// protected nodes.
 func newGUID() string {
-	var b [16]byte
-	rand.Read(b[:])
-	return hex.EncodeToString(b[:])
+	var b strings.Builder
+	b.Grow(guidLen)
+	writeGUID(&b)
+	return b.String()
+}
+
+// writeGUID writes a new GUID: 16 bytes from crypto/rand, in hex.
+// crypto/rand.Read never fails (it crashes the program instead, should the
+// system's source ever fail). It is cheap enough to read for every node:
+// on Linux 6.11 and later Go serves it in user space (vDSO getrandom), and
+// 16 bytes cost about 40 ns, so a faster generator of our own, keyed once,
+// would save little and have to argue its unpredictability.
+func writeGUID(b *strings.Builder) {
+	const digits = "0123456789abcdef"
+	var raw [guidLen / 2]byte
+	rand.Read(raw[:])
+	for _, c := range raw {
+		b.WriteByte(digits[c>>4])
+		b.WriteByte(digits[c&0xf])
+	}
 }

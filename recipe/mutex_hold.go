@@ -22,7 +22,7 @@ import (
 // reconnect) is taken for closed even when no watch was armed to say so.
 func (m *Mutex) watchHold(h *hold) {
 	defer close(h.done)
-	ticker := time.NewTicker(m.cfg.pollInterval)
+	ticker := m.pollTicker()
 	defer ticker.Stop()
 	watch := h.self
 	rearm := false
@@ -96,6 +96,21 @@ func (m *Mutex) watchHold(h *hold) {
 			return
 		}
 	}
+}
+
+// pollTicker returns the handle's ticker for watchHold's polls, started
+// afresh. One ticker serves all of the handle's holds, one after another
+// (a hold begins once the last one's watching has ended): a ticker of
+// their own was three allocations per hold, and most holds are over well
+// before their first tick. Only the watching goroutine uses it.
+func (m *Mutex) pollTicker() *time.Ticker {
+	if m.poll == nil {
+		m.poll = time.NewTicker(m.cfg.pollInterval)
+	} else {
+		// No tick of an earlier hold is received after Reset.
+		m.poll.Reset(m.cfg.pollInterval)
+	}
+	return m.poll
 }
 
 // stopped reports whether Unlock has told the watching to stop.
@@ -177,7 +192,7 @@ func (m *Mutex) settleLocked(h *hold, err error) {
 	}
 	h.settled, h.settledErr = true, err
 	h.state = MutexUnlocked
-	h.lostOnce.Do(func() { close(h.lost) })
+	h.closeLost()
 	m.sayOf(h, MutexUnlocked)
 }
 
@@ -220,7 +235,7 @@ func (m *Mutex) release(ctx context.Context, h *hold) (lost bool, err error) {
 			// went with it, and retrying could only wait for the bound.
 			return zk.ErrSessionExpired
 		}
-		err, abandoned := callBounded(ctx, func() error { return m.conn.Delete(h.node, -1) })
+		err, abandoned := deleteBounded(ctx, m.conn, h.node)
 		if abandoned || IsConnectionLoss(err) {
 			unsure = true // the Delete may have been, or may yet be, applied
 		}

@@ -1,6 +1,7 @@
 package recipe
 
 import (
+	"encoding/binary"
 	"errors"
 	"math"
 	"slices"
@@ -65,7 +66,6 @@ func parseSequence(name string) (int64, bool) {
 // reads right past the wrap ("lock-2147483648"); any other child is read
 // by parseSequence.
 func sequenceIn(name, nodeName string) (int64, bool) {
-	const guidLen = 32
 	rest, ok := strings.CutPrefix(name, protectedPrefix)
 	if ok && len(rest) > guidLen && rest[guidLen] == '-' {
 		if suffix, ok := strings.CutPrefix(rest[guidLen+1:], nodeName); ok {
@@ -73,6 +73,134 @@ func sequenceIn(name, nodeName string) (int64, bool) {
 		}
 	}
 	return parseSequence(name)
+}
+
+// nameReader reads the sequence numbers of a lock directory's children as
+// sequenceIn does, for a Mutex with nodeName: a waiter that a release
+// wakes reads every name in the queue, so most of what a handoff cost in a
+// queue of a thousand was reading them. The names of the Mutex's own kind
+// with ten unsigned digits, nearly every name in such a queue, are read at
+// their fixed places, a word at a time; any other name goes to
+// sequenceIn.
+type nameReader struct {
+	nodeName string
+	size     int // the length of a name of the Mutex's own kind with ten digits
+
+	// What follows the GUID in such a name is "-" + nodeName, midLen
+	// bytes. Up to 16 of them are compared as words: midHead (masked to
+	// midLen when it is shorter than 8) and midTail, the last 8.
+	midLen           int
+	midHead, midTail uint64
+	midMask          uint64
+}
+
+const (
+	guidLen = 32 // hex digits of the GUID in a protected name
+	// guidEnd is where a protected name's GUID ends.
+	guidEnd = len(protectedPrefix) + guidLen
+	// prefixWord is protectedPrefix as the low bytes of a little-endian word.
+	prefixWord = uint64('_') | uint64('c')<<8 | uint64('_')<<16
+)
+
+func newNameReader(nodeName string) nameReader {
+	n := 1 + len(nodeName)
+	r := nameReader{nodeName: nodeName, size: guidEnd + n + sequenceDigits, midLen: n, midMask: ^uint64(0)}
+	var mid [16]byte
+	mid[0] = '-'
+	copy(mid[1:], nodeName)
+	r.midHead = binary.LittleEndian.Uint64(mid[:])
+	switch {
+	case n < 8:
+		r.midMask = 1<<(8*n) - 1
+	case n <= 16:
+		r.midTail = binary.LittleEndian.Uint64(mid[n-8:])
+	}
+	return r
+}
+
+// read is sequenceIn(name, r.nodeName).
+func (r *nameReader) read(name string) (int64, bool) {
+	if v, ok := r.readOwn(name); ok {
+		return v, true
+	}
+	return sequenceIn(name, r.nodeName)
+}
+
+// readOwn reads the name of the Mutex's own kind with ten unsigned digits
+// that name may be, and reports whether it is one (and a contender), all
+// in one body: it runs for every name in the queue, and calls cost as much
+// as its work.
+func (r *nameReader) readOwn(name string) (int64, bool) {
+	if len(name) != r.size || load64(name, 0)&0xFFFFFF != prefixWord {
+		return 0, false
+	}
+	// What follows the GUID.
+	switch n := r.midLen; {
+	case n <= 8:
+		// The word runs on into the digits, which the mask leaves out.
+		if load64(name, guidEnd)&r.midMask != r.midHead {
+			return 0, false
+		}
+	case n <= 16:
+		if load64(name, guidEnd) != r.midHead || load64(name, guidEnd+n-8) != r.midTail {
+			return 0, false
+		}
+	default:
+		if name[guidEnd] != '-' || name[guidEnd+1:guidEnd+n] != r.nodeName {
+			return 0, false
+		}
+	}
+	// The ten digits, eight of them at once: read as one little-endian
+	// word, checked to be digits, and summed in three multiplications (as
+	// simdjson parses eight digits).
+	digits := name[len(name)-sequenceDigits:]
+	w := load64(digits, 0)
+	// A byte is a digit when its high nibble is 3 and adding 6 leaves it so.
+	if (w&0xF0F0F0F0F0F0F0F0)|((w+0x0606060606060606)&0xF0F0F0F0F0F0F0F0)>>4 != 0x3333333333333333 {
+		return 0, false
+	}
+	d8, d9 := digits[8]-'0', digits[9]-'0'
+	if d8 > 9 || d9 > 9 {
+		return 0, false
+	}
+	w = (w & 0x0F0F0F0F0F0F0F0F) * (10<<8 + 1) >> 8      // pairs of digits in 16-bit lanes
+	w = (w & 0x00FF00FF00FF00FF) * (100<<16 + 1) >> 16   // fours in 32-bit lanes
+	w = (w & 0x0000FFFF0000FFFF) * (10000<<32 + 1) >> 32 // eight digits
+	v := int64(w)*100 + int64(d8)*10 + int64(d9)
+	return v, v <= math.MaxInt32
+}
+
+// prefixTest is strings.HasPrefix for one prefix and many strings, most
+// of which do not have it: a waiter looks for its own GUID in every name
+// of the queue. Eight bytes at the prefix's end, where GUIDs differ, are
+// compared as one word first.
+type prefixTest struct {
+	prefix string
+	tail   uint64 // the prefix's last eight bytes, if it has eight
+}
+
+func newPrefixTest(prefix string) prefixTest {
+	t := prefixTest{prefix: prefix}
+	if len(prefix) >= 8 {
+		t.tail = load64(prefix, len(prefix)-8)
+	}
+	return t
+}
+
+// of reports whether s begins with the prefix.
+func (t prefixTest) of(s string) bool {
+	n := len(t.prefix)
+	if n >= 8 && (len(s) < n || load64(s, n-8) != t.tail) {
+		return false
+	}
+	return strings.HasPrefix(s, t.prefix)
+}
+
+// load64 reads eight bytes of s from i on as a little-endian word.
+func load64(s string, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
 // parseFormatted reads exactly what "%010d" prints for an int32: ten

@@ -196,6 +196,66 @@ func TestPredecessorAgreesWithTheSortedQueue(t *testing.T) {
 	}
 }
 
+// The same, on names as a Mutex makes them — full GUIDs, read by
+// nameReader a word at a time — with sequence numbers on both sides of the
+// counter's wrap, equal numbers, strays, other locks' names and
+// non-contenders.
+func TestPredecessorAgreesWithTheSortedQueueOnFullNames(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	guid := func() string { return fmt.Sprintf("%016x%016x", rng.Uint64(), rng.Uint64()) }
+	for round := range 5000 {
+		own := guid()
+		mark := protectedPrefix + own + "-"
+		base := []int64{0, 1000, math.MaxInt32 - 4}[rng.IntN(3)]
+		seq := func() string { return fmt.Sprintf("%010d", int32(base+rng.Int64N(10))) } // int32: past the wrap, negative
+		var children []string
+		used := map[string]bool{}
+		add := func(name string) {
+			if !used[name] {
+				used[name] = true
+				children = append(children, name)
+			}
+		}
+		for range rng.IntN(16) {
+			switch rng.IntN(6) {
+			case 0, 1:
+				add(protectedPrefix + guid() + "-" + DefaultNodeName + seq())
+			case 2:
+				add(mark + DefaultNodeName + seq())
+			case 3:
+				add("lock-" + seq())
+			case 4:
+				add(protectedPrefix + guid() + "-" + DefaultReadNodeName + seq())
+			default:
+				add(fmt.Sprintf("readme-%d", rng.IntN(3)))
+			}
+		}
+		name := mark + DefaultNodeName + seq()
+		if rng.IntN(3) > 0 {
+			add(name)
+		}
+		rng.Shuffle(len(children), func(i, j int) { children[i], children[j] = children[j], children[i] })
+		pred, present, strays := predecessor(children, name, mark, DefaultNodeName, nil)
+		var wantPred string
+		var wantPresent bool
+		var wantStrays []string
+		for _, c := range queueOrderIn(children, DefaultNodeName) {
+			switch {
+			case c.name == name:
+				wantPresent = true
+			case strings.HasPrefix(c.name, mark):
+				wantStrays = append(wantStrays, c.name)
+			case !wantPresent:
+				wantPred = c.name
+			}
+		}
+		if pred != wantPred || present != wantPresent || !slices.Equal(strays, wantStrays) {
+			t.Fatalf("round %d: predecessor(%q, %q) = %q, %v, %q; sorting gives %q, %v, %q",
+				round, children, name, pred, present, strays, wantPred, wantPresent, wantStrays)
+		}
+	}
+}
+
 func TestPaths(t *testing.T) {
 	if got := ancestors("/a/b/c"); !slices.Equal(got, []string{"/a", "/a/b", "/a/b/c"}) {
 		t.Errorf("ancestors(/a/b/c) = %q", got)
@@ -308,4 +368,94 @@ func TestCallBounded(t *testing.T) {
 			t.Errorf("callBounded = %v, %v", err, abandoned)
 		}
 	})
+}
+
+// BenchmarkPredecessor is the waiter's look at a queue of a thousand, as a
+// release wakes it: every waiter a release wakes pays it once.
+func BenchmarkPredecessor(b *testing.B) {
+	const n = 1000
+	children := make([]string, n)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range children {
+		children[i] = fmt.Sprintf("_c_%016x%016x-%s%010d", rng.Uint64(), rng.Uint64(), DefaultNodeName, 1000+i)
+	}
+	own := children[n/2]
+	mark := own[:len(protectedPrefix)+33]
+	rng.Shuffle(n, func(i, j int) { children[i], children[j] = children[j], children[i] })
+	for b.Loop() {
+		pred, present, _ := predecessor(children, own, mark, DefaultNodeName, nil)
+		if !present || pred == "" {
+			b.Fatal("own node not found, or first")
+		}
+	}
+}
+
+// nameReader's word-at-a-time reading of the ten digits agrees with
+// parseDigits on every ten bytes it is given: all digits, one byte off in
+// each place, and random bytes around the digits' range.
+func TestNameReaderDigits(t *testing.T) {
+	r := newNameReader(DefaultNodeName)
+	prefix := protectedPrefix + strings.Repeat("ab", guidLen/2) + "-" + DefaultNodeName
+	check := func(digits string) {
+		t.Helper()
+		got, gotOK := r.readOwn(prefix + digits)
+		want, wantOK := parseDigits(digits)
+		wantOK = wantOK && want <= math.MaxInt32
+		if gotOK != wantOK || (wantOK && got != want) {
+			t.Fatalf("readOwn(%q) = %d, %v; parseDigits gives %d, %v", prefix+digits, got, gotOK, want, wantOK)
+		}
+	}
+	for _, s := range []string{"0000000000", "9999999999", "2147483647", "2147483648", "0123456789", "9876543210", "-000000005", "000000000-"} {
+		check(s)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 100000 {
+		b := []byte(fmt.Sprintf("%010d", rng.Int64N(10_000_000_000)))
+		check(string(b))
+		for i := range b {
+			old := b[i]
+			for _, c := range []byte{'0' - 1, '9' + 1, 0, 0x80, 0xF9, 0xFA, 0xFF, byte(rng.IntN(256))} {
+				b[i] = c
+				check(string(b))
+			}
+			b[i] = old
+		}
+		for i := range b {
+			b[i] = byte(0x2A + rng.IntN(0x16)) // '*' to '?': digits and their neighbours
+		}
+		check(string(b))
+	}
+}
+
+// nameReader reads every name as sequenceIn does: names of the Mutex's
+// own kind with every kind of suffix, its neighbours in length and shape,
+// and other locks' names.
+func TestNameReaderAgreesWithSequenceIn(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	guid := func() string { return fmt.Sprintf("%016x%016x", rng.Uint64(), rng.Uint64()) }
+	suffixes := []string{"0000000000", "0000000001", "2147483647", "2147483648", "9999999999", "-000000005", "-2147483648", "-1000000000", "-999999999", "00000000x1", "000000001", "00000000001"}
+	for _, nodeName := range []string{DefaultNodeName, "lock-", "lock", "__rlock__", "", "a-very-long-node-name-"} {
+		r := newNameReader(nodeName)
+		var names []string
+		for _, suffix := range suffixes {
+			g := guid()
+			names = append(names,
+				protectedPrefix+g+"-"+nodeName+suffix,
+				protectedPrefix+g[1:]+"-"+nodeName+suffix,
+				protectedPrefix+g+"x"+nodeName+suffix,
+				"_d_"+g+"-"+nodeName+suffix,
+				protectedPrefix+g+"-"+"other"+suffix,
+				"lock-"+suffix, suffix, nodeName+suffix)
+		}
+		for range 2000 {
+			names = append(names, fmt.Sprintf("%s%s-%s%010d", protectedPrefix, guid(), nodeName, rng.Int64N(10_000_000_000)))
+		}
+		for _, name := range names {
+			gotSeq, gotOK := r.read(name)
+			wantSeq, wantOK := sequenceIn(name, nodeName)
+			if gotSeq != wantSeq || gotOK != wantOK {
+				t.Fatalf("nodeName %q: read(%q) = %d, %v; sequenceIn gives %d, %v", nodeName, name, gotSeq, gotOK, wantSeq, wantOK)
+			}
+		}
+	}
 }

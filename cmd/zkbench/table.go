@@ -283,7 +283,17 @@ const (
 	getTarget          = 300  // ns for a Get on the fake
 	createDeleteTarget = 2000 // ns for a Create and a Delete on the fake
 	writeRatioTarget   = 1000 // every write at least this many times faster on the fake
+
+	// recipe.Mutex's own overhead on the fake, as ratios of rows of the
+	// same run, so that a busy machine slows both sides of each alike.
+	lockRequestsTarget = 2  // an uncontended Lock+Unlock within this many times its requests' rows
+	lockHandoffTarget  = 2  // a handoff with 1,000 waiters within this many times one with 1
+	lockAllocsTarget   = 12 // allocations per uncontended Lock+Unlock, at most
 )
+
+// lockRequests are the rows of the requests an uncontended Lock+Unlock
+// sends: a create, a get (a GetW on its own node), a listing and a delete.
+var lockRequests = []string{"Create", "Get", "Children", "Delete"}
 
 // writeWorkloads are the workloads that write.
 var writeWorkloads = []string{"Create", "Set", "Delete", "Multi", "CreateDelete"}
@@ -323,6 +333,7 @@ func checkTargets(rows []row) []string {
 		out = append(out, fmt.Sprintf("every write at least %s faster on the fake than on the ensemble: the slowest is %s at %s, %s",
 			formatRatio(writeRatioTarget), lowestName, formatRatio(lowest), verdict(lowest >= writeRatioTarget)))
 	}
+	out = append(out, lockTargets(byName, verdict)...)
 	one, okOne := byName["Reads/goroutines=1"]
 	many, okMany := byName["Reads/goroutines=16"]
 	if okOne && okMany && one.fake != nil && many.fake != nil && many.fake.values["ns/op"] > 0 {
@@ -331,6 +342,46 @@ func checkTargets(rows []row) []string {
 		speedup := one.fake.values["ns/op"] / many.fake.values["ns/op"]
 		out = append(out, fmt.Sprintf("reads from 16 goroutines past 1 goroutine's throughput on the fake: %s of it, %s",
 			formatRatio(speedup), verdict(speedup > 1)))
+	}
+	return out
+}
+
+// lockTargets says, for each of recipe.Mutex's targets the rows can tell,
+// whether it is met.
+func lockTargets(byName map[string]row, verdict func(bool) string) []string {
+	fakeNs := func(workload string) (float64, bool) {
+		r, ok := byName[workload]
+		if !ok || r.fake == nil {
+			return 0, false
+		}
+		ns, ok := r.fake.values["ns/op"]
+		return ns, ok && ns > 0
+	}
+	var out []string
+	lock, okLock := fakeNs("LockUncontended")
+	requests, okRequests := 0.0, okLock
+	for _, w := range lockRequests {
+		ns, ok := fakeNs(w)
+		requests += ns
+		okRequests = okRequests && ok
+	}
+	if okRequests {
+		ratio := lock / requests
+		out = append(out, fmt.Sprintf("Lock + Unlock, uncontended, within %s its requests on the fake (create + get + children + delete: %s): %s, %s, %s",
+			formatRatio(lockRequestsTarget), formatNs(requests), formatNs(lock), formatRatio(ratio), verdict(ratio <= lockRequestsTarget)))
+	}
+	one, okOne := fakeNs("LockHandoff/waiters=1")
+	many, okMany := fakeNs("LockHandoff/waiters=1000")
+	if okOne && okMany {
+		ratio := many / one
+		out = append(out, fmt.Sprintf("lock handoff with 1,000 waiters within %s the handoff with 1 on the fake: %s and %s, %s, %s",
+			formatRatio(lockHandoffTarget), formatNs(many), formatNs(one), formatRatio(ratio), verdict(ratio <= lockHandoffTarget)))
+	}
+	if r, ok := byName["LockUncontended"]; ok && r.fake != nil {
+		if allocs, ok := r.fake.values["allocs/op"]; ok {
+			out = append(out, fmt.Sprintf("at most %d allocations per uncontended Lock + Unlock on the fake: %s, %s",
+				lockAllocsTarget, formatNumber(allocs), verdict(allocs <= lockAllocsTarget)))
+		}
 	}
 	return out
 }

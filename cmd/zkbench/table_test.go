@@ -95,6 +95,55 @@ func TestCheckTargets(t *testing.T) {
 	}
 }
 
+// The lock's targets are ratios of rows of the same run, and are said only
+// when the run has every row they need.
+func TestCheckLockTargets(t *testing.T) {
+	ns := func(v float64) *side { return sideOf(map[string]float64{"ns/op": v}) }
+	rows := []row{
+		{workload: "Create", fake: ns(600)},
+		{workload: "Get", fake: ns(200)},
+		{workload: "Children", fake: ns(800)},
+		{workload: "Delete", fake: ns(400)},
+		{workload: "LockUncontended", fake: sideOf(map[string]float64{"ns/op": 5000, "allocs/op": 12})},
+		{workload: "LockHandoff/waiters=1", fake: ns(20000)},
+		{workload: "LockHandoff/waiters=1000", fake: ns(50000)},
+	}
+	want := []string{
+		"Get under 300 ns on the fake: 200 ns, met",
+		"Lock + Unlock, uncontended, within 2× its requests on the fake (create + get + children + delete: 2 µs): 5 µs, 2.5×, NOT met",
+		"lock handoff with 1,000 waiters within 2× the handoff with 1 on the fake: 50 µs and 20 µs, 2.5×, NOT met",
+		"at most 12 allocations per uncontended Lock + Unlock on the fake: 12, met",
+	}
+	got := checkTargets(rows)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("checkTargets =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+
+	rows[4].fake = sideOf(map[string]float64{"ns/op": 4000, "allocs/op": 13})
+	rows[6].fake = ns(40000)
+	want = []string{
+		"Get under 300 ns on the fake: 200 ns, met",
+		"Lock + Unlock, uncontended, within 2× its requests on the fake (create + get + children + delete: 2 µs): 4 µs, 2×, met",
+		"lock handoff with 1,000 waiters within 2× the handoff with 1 on the fake: 40 µs and 20 µs, 2×, met",
+		"at most 12 allocations per uncontended Lock + Unlock on the fake: 13, NOT met",
+	}
+	got = checkTargets(rows)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("checkTargets =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+
+	// Without the Children row, the first target cannot be told; without
+	// the one-waiter row, the second.
+	got = checkTargets([]row{rows[0], rows[1], rows[3], rows[4], rows[6]})
+	want = []string{
+		"Get under 300 ns on the fake: 200 ns, met",
+		"at most 12 allocations per uncontended Lock + Unlock on the fake: 13, NOT met",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("checkTargets with rows missing =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 func TestWriteMarkdown(t *testing.T) {
 	var b strings.Builder
 	writeMarkdown(&b, report{
