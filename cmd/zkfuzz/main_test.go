@@ -126,6 +126,7 @@ func TestStopsWhenAsked(t *testing.T) {
 	}
 	cmd := exec.Command(build(t), "-cases=1000000000", "-seed=1", "-quiet", "-nofailfile")
 	cmd.Dir = t.TempDir()
+	cmd.Env = fakeMode()
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -168,11 +169,7 @@ func buildZkfuzz(t *testing.T) func(args ...string) (string, int) {
 		cmd.Dir = t.TempDir()
 		// Fake mode, whatever the environment: the shrunk story is what
 		// is checked.
-		for _, kv := range os.Environ() {
-			if !strings.HasPrefix(kv, "ZK_SERVERS=") {
-				cmd.Env = append(cmd.Env, kv)
-			}
-		}
+		cmd.Env = fakeMode()
 		out, err := cmd.CombinedOutput()
 		var exit *exec.ExitError
 		switch {
@@ -184,6 +181,18 @@ func buildZkfuzz(t *testing.T) func(args ...string) (string, int) {
 		t.Fatalf("running zkfuzz: %v", err)
 		return "", -1
 	}
+}
+
+// fakeMode returns the environment without ZK_SERVERS, so that the
+// command runs its campaign on the fake whatever the test's environment.
+func fakeMode() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "ZK_SERVERS=") {
+			env = append(env, kv)
+		}
+	}
+	return env
 }
 
 // build builds the command and returns its path.
