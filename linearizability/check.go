@@ -170,6 +170,20 @@ func toPorcupine(op Operation) porcupine.Operation {
 	}
 }
 
+// partitionByInput is a model's Partition for inputs of type In, checked
+// one by the key each names (a lock's path, an election's): operations of
+// any other input (a session expiry) affect every group.
+func partitionByInput[In any](key func(In) string) func([]porcupine.Operation) [][]porcupine.Operation {
+	return func(ops []porcupine.Operation) [][]porcupine.Operation {
+		return partitionBy(ops, func(op porcupine.Operation) (string, bool) {
+			if in, ok := op.Input.(In); ok {
+				return key(in), false
+			}
+			return "", true
+		})
+	}
+}
+
 // partitionBy groups ops by key, in order of first appearance. Operations
 // whose key reports global (a session expiry, a sync) affect every group and
 // are added to each of them; with no keyed operation at all they form one

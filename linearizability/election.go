@@ -327,14 +327,7 @@ func describeElectionState(state any) string {
 }
 
 var electionModel = porcupine.Model{
-	Partition: func(ops []porcupine.Operation) [][]porcupine.Operation {
-		return partitionBy(ops, func(op porcupine.Operation) (string, bool) {
-			if in, ok := op.Input.(ElectionInput); ok {
-				return in.Election, false
-			}
-			return "", true
-		})
-	},
+	Partition:                 partitionByInput(func(in ElectionInput) string { return in.Election }),
 	Init:                      func() any { return electionState{} },
 	Step:                      electionStep,
 	Equal:                     electionEqual,

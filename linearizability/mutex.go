@@ -292,14 +292,7 @@ func describeMutexState(state any) string {
 }
 
 var mutexModel = porcupine.Model{
-	Partition: func(ops []porcupine.Operation) [][]porcupine.Operation {
-		return partitionBy(ops, func(op porcupine.Operation) (string, bool) {
-			if in, ok := op.Input.(MutexInput); ok {
-				return in.Lock, false
-			}
-			return "", true
-		})
-	},
+	Partition:                 partitionByInput(func(in MutexInput) string { return in.Lock }),
 	Init:                      func() any { return mutexState{} },
 	Step:                      mutexStep,
 	Equal:                     mutexEqual,

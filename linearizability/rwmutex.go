@@ -325,14 +325,7 @@ func describeRWMutexState(state any) string {
 }
 
 var rwMutexModel = porcupine.Model{
-	Partition: func(ops []porcupine.Operation) [][]porcupine.Operation {
-		return partitionBy(ops, func(op porcupine.Operation) (string, bool) {
-			if in, ok := op.Input.(RWMutexInput); ok {
-				return in.Lock, false
-			}
-			return "", true
-		})
-	},
+	Partition:                 partitionByInput(func(in RWMutexInput) string { return in.Lock }),
 	Init:                      func() any { return rwMutexState{} },
 	Step:                      rwMutexStep,
 	Equal:                     rwMutexEqual,

@@ -258,14 +258,7 @@ func describeSemaphoreState(state any) string {
 }
 
 var semaphoreModel = porcupine.Model{
-	Partition: func(ops []porcupine.Operation) [][]porcupine.Operation {
-		return partitionBy(ops, func(op porcupine.Operation) (string, bool) {
-			if in, ok := op.Input.(SemaphoreInput); ok {
-				return in.Semaphore, false
-			}
-			return "", true
-		})
-	},
+	Partition:                 partitionByInput(func(in SemaphoreInput) string { return in.Semaphore }),
 	Init:                      func() any { return semaphoreState{} },
 	Step:                      semaphoreStep,
 	Equal:                     semaphoreEqual,
