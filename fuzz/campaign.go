@@ -72,7 +72,6 @@ type campaignResult struct {
 	shrunk int // runs spent shrinking the first failing one
 	steps  int
 	faults Faults
-	found  bool
 }
 
 // campaign runs the cases of Run's campaign under t: the fail files
@@ -84,9 +83,7 @@ func (e *engine) campaign(t *testing.T, res *campaignResult) {
 	// The fail files, as a test's campaign replays them: a failing one
 	// fails t with its story.
 	setFlag("rapid.checks", "0")
-	res.found = true
 	rapid.Check(t, e.property)
-	res.found = false
 	setFlag("rapid.checks", "1")
 
 	n, index := shardCases(cfg.Cases, cfg.Shard, cfg.Shards)
@@ -130,7 +127,6 @@ func (e *engine) campaign(t *testing.T, res *campaignResult) {
 		res.steps += o.steps
 		res.faults.add(o.tally)
 		if o.finding != nil {
-			res.found = true
 			e.firstFail.Store(int64(res.run))
 			// Again, alone: rapid shrinks it and fails t with the
 			// shrunk story, as a test's campaign does.
