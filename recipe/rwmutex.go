@@ -133,7 +133,8 @@ var ErrOtherSideHeld = errors.New("recipe: this RWMutex holds the other side of 
 // who held after it has; a lost reader's read after other readers only is
 // accepted, and harmless (nothing was written since).
 type RWMutex struct {
-	r, w *Mutex
+	r, w     *Mutex
+	readName string // the readers' node name
 }
 
 // WithRWNodeNames sets the node names of an RWMutex's readers and
@@ -180,7 +181,7 @@ func NewRWMutex(conn Conn, path string, opts ...MutexOption) *RWMutex {
 		bad = fmt.Errorf("recipe: an RWMutex's write node name %q ends in its read node name %q", write, read)
 	}
 
-	rw := &RWMutex{}
+	rw := &RWMutex{readName: read}
 	side := func(name string, blockedBy func(string) bool, other func() *Mutex) []MutexOption {
 		return append(slices.Clone(opts), func(c *mutexConfig) {
 			c.nodeName = name
@@ -233,6 +234,13 @@ func endsInSequence(name, nodeName string) bool {
 		}
 	}
 	return false
+}
+
+// Reads reports whether a child of the lock's directory (its name, or its
+// path) is a reader's node: its name ends in the readers' node name and a
+// sequence number. Every other contender is a writer.
+func (rw *RWMutex) Reads(node string) bool {
+	return endsInSequence(baseName(node), rw.readName)
 }
 
 // ReadLock returns the read side: a Mutex whose holders share the lock

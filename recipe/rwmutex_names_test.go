@@ -126,3 +126,28 @@ func TestPredecessorRuleMatchesSorting(t *testing.T) {
 		}
 	}
 }
+
+// TestRWMutexReads checks that Reads tells readers' nodes from writers' by
+// the handle's own names, given a name or a path.
+func TestRWMutexReads(t *testing.T) {
+	kazoo := NewRWMutex(nil, "/rw")
+	curator := NewRWMutex(nil, "/rw", WithRWNodeNames("__READ__", "__WRIT__"))
+	for _, tc := range []struct {
+		rw   *RWMutex
+		node string
+		want bool
+	}{
+		{kazoo, "_c_0123456789abcdef0123456789abcdef-__rlock__0000000007", true},
+		{kazoo, "/rw/0f3a__rlock__-2147483648", true},
+		{kazoo, "/rw/_c_0123456789abcdef0123456789abcdef-__lock__0000000007", false},
+		{kazoo, "/rw/_c_x-__READ__0000000007", false},
+		{kazoo, "/rw/readme", false},
+		{curator, "/rw/_c_x-__READ__0000000007", true},
+		{curator, "/rw/_c_x-__WRIT__0000000007", false},
+		{curator, "/rw/_c_x-__rlock__0000000007", false},
+	} {
+		if got := tc.rw.Reads(tc.node); got != tc.want {
+			t.Errorf("Reads(%q) with readers named %q = %v, want %v", tc.node, tc.rw.readName, got, tc.want)
+		}
+	}
+}
