@@ -112,10 +112,16 @@ func (h *harness) view(s *slot) View {
 		v.Waiting = !inc.partitioned && !inc.paused && inc.conn.State() == zk.StateHasSession && !h.lagging[inc.conn.Member()] && inc.nextRequest() == nil
 		v.Idle = time.Since(s.lastMove)
 	}
-	for _, p := range h.srv.Ephemerals(v.Session) {
-		if strings.HasPrefix(p, h.dir+"/") {
-			v.Nodes = append(v.Nodes, p)
+	// Asked for when needed only: the view is made for every client
+	// after every step.
+	v.Nodes = func() []string {
+		var nodes []string
+		for _, p := range h.srv.Ephemerals(v.Session) {
+			if strings.HasPrefix(p, h.dir+"/") {
+				nodes = append(nodes, p)
+			}
 		}
+		return nodes
 	}
 	return v
 }

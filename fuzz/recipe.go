@@ -198,9 +198,9 @@ type View struct {
 	// at the gate: whatever the handle would learn from it, it has not
 	// yet.
 	Gated bool
-	// Nodes are the ephemeral nodes of the client's session in the
+	// Nodes returns the ephemeral nodes of the client's session in the
 	// recipe's directory.
-	Nodes []string
+	Nodes func() []string
 	// Read is, in Settled and in a Check with CheckReads, a session of the
 	// harness's own, not gated and never faulted, for reading what the
 	// server holds.

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/zksim/zksim/linearizability"
@@ -38,22 +36,6 @@ type recipeRW struct{ *recipe.RWMutex }
 
 func (rw recipeRW) ReadLocker() Locker  { return rw.ReadLock() }
 func (rw recipeRW) WriteLocker() Locker { return rw.WriteLock() }
-
-// Reads reports whether node ends in the readers' node name and a
-// sequence number.
-func (rw recipeRW) Reads(node string) bool { return readerName(node, recipe.DefaultReadNodeName) }
-
-// readerName reports whether node's name is a reader's: name, then a
-// sequence number (ten digits, or a sign and more).
-func readerName(node, name string) bool {
-	base := path.Base(node)
-	i := strings.LastIndex(base, name)
-	if i < 0 {
-		return false
-	}
-	digits := strings.TrimPrefix(base[i+len(name):], "-")
-	return len(digits) >= 9 && strings.Trim(digits, "0123456789") == ""
-}
 
 // rwPath is the read/write lock's directory in every case.
 const rwPath = "/locks/rw"
@@ -202,9 +184,10 @@ func (c *rwClient) stalled(v View) string {
 	if err != nil {
 		return ""
 	}
+	own := v.Nodes()
 	for i, name := range queue {
 		node := c.path + "/" + name
-		if !slices.Contains(v.Nodes, node) || !c.rw.Reads(node) {
+		if !slices.Contains(own, node) || !c.rw.Reads(node) {
 			continue
 		}
 		for _, ahead := range queue[:i] {
