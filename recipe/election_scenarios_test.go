@@ -505,50 +505,10 @@ func testCampaignWhileLeading(t *testing.T, env zktest.Env) {
 // wakes exactly one candidate, and each candidate wakes once in all.
 func testOneWakeupPerCandidate(t *testing.T, env zktest.Env) {
 	dir := env.Base() + "/election"
-	const candidates = 8
-	connL, _ := env.Connect(t, sessionTimeout)
-	leader := recipe.NewElection(connL, dir, []byte("leader"))
-	if err := leader.Campaign(testCtx(t)); err != nil {
-		t.Fatal(err)
-	}
-	var wakes [candidates]atomic.Int64
-	var total atomic.Int64
-	elections := make([]*recipe.Election, candidates)
-	results := make([]<-chan error, candidates)
-	for i := range candidates {
-		raw, _ := env.Connect(t, sessionTimeout)
-		c := countRequests(raw)
-		elections[i] = recipe.NewElection(c, dir, nil, recipe.WithWakeHook(func(zk.Event) {
-			wakes[i].Add(1)
-			total.Add(1)
-		}))
-		results[i] = campaignAsync(testCtx(t), elections[i])
-		ids := settles(t, connL, dir, i+2)
-		pred := dir + "/" + ids[i]
-		eventually(t, "candidate watching its predecessor", func() bool { return c.watching(pred) })
-	}
-	if total.Load() != 0 {
-		t.Fatalf("%d wakeups before the leader resigned", total.Load())
-	}
-	if err := leader.Resign(); err != nil {
-		t.Fatal(err)
-	}
-	for i := range candidates {
-		if err := mustWait(t, fmt.Sprintf("candidate %d", i), results[i]); err != nil {
-			t.Fatal(err)
-		}
-		if got := total.Load(); got != int64(i+1) {
-			t.Fatalf("after %d changes of leader, %d wakeups", i+1, got)
-		}
-		if err := elections[i].Resign(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for i := range wakes {
-		if got := wakes[i].Load(); got != 1 {
-			t.Errorf("candidate %d woke %d times, want 1", i, got)
-		}
-	}
+	checkOneWakeupPerHandover(t, env, dir, 8, func(conn recipe.Conn, opts ...recipe.MutexOption) handover {
+		e := recipe.NewElection(conn, dir, nil, opts...)
+		return handover{take: e.Campaign, give: e.Resign}
+	})
 }
 
 // An election without candidates — no directory, an empty one, or one

@@ -562,49 +562,66 @@ func testTryLock(t *testing.T, env zktest.Env) {
 // Every release wakes exactly one waiter: with a queue of waiters, each is
 // woken once in all, when its predecessor releases.
 func testOneWakeupPerRelease(t *testing.T, env zktest.Env) {
-	dir := env.Base() + "/lock"
-	const waiters = 10
+	checkOneWakeupPerHandover(t, env, env.Base()+"/lock", 10, func(conn recipe.Conn, opts ...recipe.MutexOption) handover {
+		m := recipe.NewMutex(conn, env.Base()+"/lock", opts...)
+		return handover{take: m.Lock, give: m.Unlock}
+	})
+}
+
+// handover is what a wakeup scenario takes and gives up: a Mutex's Lock
+// and Unlock, an Election's Campaign and Resign.
+type handover struct {
+	take func(context.Context) error
+	give func() error
+}
+
+// checkOneWakeupPerHandover queues n contenders behind a holder on dir,
+// each on a session of its own and watching its predecessor before the
+// next queues, then has each give up in turn: every handover wakes exactly
+// the next contender, and nobody wakes before the first.
+func checkOneWakeupPerHandover(t *testing.T, env zktest.Env, dir string, n int, newHandover func(conn recipe.Conn, opts ...recipe.MutexOption) handover) {
 	connH, _ := env.Connect(t, sessionTimeout)
-	holder := recipe.NewMutex(connH, dir)
-	if err := holder.Lock(testCtx(t)); err != nil {
+	holder := newHandover(connH)
+	if err := holder.take(testCtx(t)); err != nil {
 		t.Fatal(err)
 	}
-	var wakes [waiters]atomic.Int64
+	wakes := make([]atomic.Int64, n)
 	var total atomic.Int64
-	handles := make([]*recipe.Mutex, waiters)
-	results := make([]<-chan error, waiters)
-	for i := range waiters {
+	handles := make([]handover, n)
+	results := make([]<-chan error, n)
+	for i := range n {
 		raw, _ := env.Connect(t, sessionTimeout)
 		c := countRequests(raw)
-		handles[i] = recipe.NewMutex(c, dir, recipe.WithWakeHook(func(zk.Event) {
+		handles[i] = newHandover(c, recipe.WithWakeHook(func(zk.Event) {
 			wakes[i].Add(1)
 			total.Add(1)
 		}))
-		results[i] = lockAsync(testCtx(t), handles[i])
-		eventually(t, "waiter queued", func() bool { return len(contenders(t, connH, dir)) == i+2 })
-		pred := dir + "/" + contenders(t, connH, dir)[i]
-		eventually(t, "waiter watching its predecessor", func() bool { return c.watching(pred) })
+		done := make(chan error, 1)
+		go func() { done <- handles[i].take(testCtx(t)) }()
+		results[i] = done
+		pred := dir + "/" + settles(t, connH, dir, i+2)[i]
+		eventually(t, "contender watching its predecessor", func() bool { return c.watching(pred) })
 	}
 	if total.Load() != 0 {
-		t.Fatalf("%d wakeups before any release", total.Load())
+		t.Fatalf("%d wakeups before the first handover", total.Load())
 	}
-	if err := holder.Unlock(); err != nil {
+	if err := holder.give(); err != nil {
 		t.Fatal(err)
 	}
-	for i := range waiters {
-		if err := mustWait(t, fmt.Sprintf("waiter %d", i), results[i]); err != nil {
+	for i := range n {
+		if err := mustWait(t, fmt.Sprintf("contender %d", i), results[i]); err != nil {
 			t.Fatal(err)
 		}
 		if got := total.Load(); got != int64(i+1) {
-			t.Fatalf("after %d releases, %d wakeups", i+1, got)
+			t.Fatalf("after %d handovers, %d wakeups", i+1, got)
 		}
-		if err := handles[i].Unlock(); err != nil {
+		if err := handles[i].give(); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for i := range wakes {
 		if got := wakes[i].Load(); got != 1 {
-			t.Errorf("waiter %d woke %d times, want 1", i, got)
+			t.Errorf("contender %d woke %d times, want 1", i, got)
 		}
 	}
 }
