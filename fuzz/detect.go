@@ -2,12 +2,14 @@ package fuzz
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zksim/zksim/recipe"
 	"github.com/zksim/zksim/zkfake"
 )
 
@@ -90,40 +92,13 @@ func (d *herdDetector) releasing(session int64, step int) bool {
 }
 
 // head returns the first node in the recipe's queue: of the nodes in its
-// directory, the one with the oldest sequence number, read as serial
-// numbers on ZooKeeper's int32 counter as recipe.Mutex reads them; "" if
-// none has one.
+// directory, the one a Mutex would put first (recipe.QueueOrder); "" if
+// none ends in a sequence number.
 func (d *herdDetector) head() string {
-	head, first := "", int32(0)
-	for path := range d.owner {
-		n, ok := sequenceOf(path)
-		if ok && (head == "" || int32(uint32(n)-uint32(first)) < 0 || n == first && path < head) {
-			head, first = path, n
-		}
+	if queue := recipe.QueueOrder(slices.Collect(maps.Keys(d.owner))); len(queue) > 0 {
+		return queue[0]
 	}
-	return head
-}
-
-// sequenceOf reads the sequence number ZooKeeper appended to a node's name:
-// ten digits, or a sign and more ("%010d" of an int32). A '-' before the
-// digits is a sign unless a letter or a digit comes before it ("lease-"
-// ends a name, as recipe.Mutex reads names).
-func sequenceOf(path string) (int32, bool) {
-	for _, width := range []int{11, 10} {
-		if len(path) < width {
-			continue
-		}
-		start := len(path) - width
-		signed := width == 11 && path[start] == '-' && (start == 0 || !isAlnum(path[start-1]))
-		if n, err := strconv.ParseInt(path[start:], 10, 32); err == nil && (width == 10 || signed) {
-			return int32(n), true
-		}
-	}
-	return 0, false
-}
-
-func isAlnum(c byte) bool {
-	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+	return ""
 }
 
 // parentOf returns the key under which changes to path's parent's

@@ -293,12 +293,7 @@ func (s *plainSemaphore) queueFor(ctx context.Context, try bool) (Lease, bool, e
 		if err != nil {
 			return giveUp(err)
 		}
-		slices.SortFunc(children, func(a, b string) int {
-			x, _ := sequenceOf(a)
-			y, _ := sequenceOf(b)
-			return int(int32(uint32(x) - uint32(y)))
-		})
-		i := slices.Index(children, own)
+		i := slices.Index(recipe.QueueOrder(children), own)
 		if i < 0 {
 			return nil, false, errLost // gone with its session
 		}

@@ -317,12 +317,22 @@ func Contenders(conn Conn, path string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	return QueueOrder(children), nil
+}
+
+// QueueOrder returns the contenders among children (names, or paths,
+// ending in a sequence number, read as Contenders reads them) in the order
+// a Mutex queues them: by sequence number, as serial numbers on
+// ZooKeeper's int32 counter, so that the order of creation holds across
+// the counter's wrap. Contenders lists a lock's directory and orders it
+// so; QueueOrder orders names a caller has already.
+func QueueOrder(children []string) []string {
 	queue := queueOrder(children)
 	names := make([]string, len(queue))
 	for i, c := range queue {
 		names[i] = c.name
 	}
-	return names, nil
+	return names
 }
 
 // joinPath joins a directory and a child name the way ZooKeeper paths join:

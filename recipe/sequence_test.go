@@ -459,3 +459,21 @@ func TestNameReaderAgreesWithSequenceIn(t *testing.T) {
 		}
 	}
 }
+
+// TestQueueOrderExported orders names and paths as the Mutex queues them, across
+// the counter's wrap, and leaves out what is no contender.
+func TestQueueOrderExported(t *testing.T) {
+	got := QueueOrder([]string{
+		"/l/_c_b-__lock__-2147483648", // created after 2147483647: the wrap
+		"/l/readme",
+		"/l/_c_a-__lock__2147483647",
+		"lease-0000000003",
+		"/l/_c_c-__lock__-2147483647",
+	})
+	// 3 is fewer than 2^31 creates before 2147483647 on the counter, so
+	// it comes first: serial numbers, not integers.
+	want := []string{"lease-0000000003", "/l/_c_a-__lock__2147483647", "/l/_c_b-__lock__-2147483648", "/l/_c_c-__lock__-2147483647"}
+	if !slices.Equal(got, want) {
+		t.Errorf("QueueOrder = %q, want %q", got, want)
+	}
+}
