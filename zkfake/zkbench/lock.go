@@ -83,14 +83,15 @@ func LockHandoff(b *testing.B, t *Target, waiters int) {
 	acquired := make(chan int)
 	failed := make(chan error, contenders)
 	release := make([]chan struct{}, contenders)
+	requeue := make([]chan struct{}, contenders)
 	var running sync.WaitGroup
 	contend := func(i int) {
-		release[i] = make(chan struct{})
+		release[i], requeue[i] = make(chan struct{}), make(chan struct{})
 		m := recipe.NewMutex(conns[i%sessions], path, recipe.WithWakeHook(func(zk.Event) {
 			wakeups.Add(1)
 			q.woken()
 		}))
-		running.Go(func() { contendLoop(ctx, m, i, acquired, release[i], failed) })
+		running.Go(func() { contendLoop(ctx, m, i, acquired, release[i], requeue[i], failed) })
 	}
 	stop := func() {
 		cancel()
@@ -118,15 +119,19 @@ func LockHandoff(b *testing.B, t *Target, waiters int) {
 
 	ops0, events0, wakeups0 := ops.Load(), t.WatchEvents(), wakeups.Load()
 	for b.Loop() {
-		release[holder] <- struct{}{}
+		old := holder
+		release[old] <- struct{}{}
 		select {
 		case holder = <-acquired:
 		case err := <-failed:
 			b.Fatal(err)
 		}
 		// Off the clock, the old holder queues again and parks, so that
-		// every release finds waiters waiting.
+		// every release finds waiters waiting. It waits to be told: queueing
+		// as soon as its Unlock returned, it would list the whole queue
+		// while the next holder does, on the clock.
 		b.StopTimer()
+		requeue[old] <- struct{}{}
 		if err := q.await(waiters, failed); err != nil {
 			b.Fatalf("waiting for the old holder to queue again: %v", err)
 		}
@@ -155,10 +160,10 @@ func handoffSessions(contenders int) int {
 	return s
 }
 
-// contendLoop is one contender of LockHandoff: it takes the lock, reports
-// it, waits to be told to release, releases, and queues again, until ctx
-// ends.
-func contendLoop(ctx context.Context, m *recipe.Mutex, id int, acquired chan<- int, release <-chan struct{}, failed chan<- error) {
+// contendLoop is one contender of LockHandoff or RWLockHandoff: it takes
+// the lock (its side of it), reports it, waits to be told to release,
+// releases, and waits to be told to queue again, until ctx ends.
+func contendLoop(ctx context.Context, m *recipe.Mutex, id int, acquired chan<- int, release, requeue <-chan struct{}, failed chan<- error) {
 	for {
 		if err := m.Lock(ctx); err != nil {
 			if ctx.Err() == nil {
@@ -178,7 +183,9 @@ func contendLoop(ctx context.Context, m *recipe.Mutex, id int, acquired chan<- i
 			failed <- fmt.Errorf("contender %d: Unlock: %w", id, err)
 			return
 		}
-		if ctx.Err() != nil {
+		select {
+		case <-requeue:
+		case <-ctx.Done():
 			return
 		}
 	}

@@ -2,7 +2,6 @@ package zkbench
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -101,7 +100,7 @@ func RWLockHandoff(b *testing.B, t *Target, readers int) {
 		if i >= 2 {
 			m = rw.ReadLock()
 		}
-		running.Go(func() { rwContendLoop(ctx, m, i, acquired, release[i], requeue[i], failed) })
+		running.Go(func() { contendLoop(ctx, m, i, acquired, release[i], requeue[i], failed) })
 	}
 	stop := func() {
 		cancel()
@@ -182,36 +181,5 @@ func RWLockHandoff(b *testing.B, t *Target, readers int) {
 	close(failed)
 	for err := range failed {
 		b.Error(err)
-	}
-}
-
-// rwContendLoop is one contender of RWLockHandoff: it takes its side of
-// the lock, reports it, waits to be told to release, releases, and waits
-// to be told to queue again, until ctx ends.
-func rwContendLoop(ctx context.Context, m *recipe.Mutex, id int, acquired chan<- int, release, requeue <-chan struct{}, failed chan<- error) {
-	for {
-		if err := m.Lock(ctx); err != nil {
-			if ctx.Err() == nil {
-				failed <- fmt.Errorf("contender %d: Lock: %w", id, err)
-			}
-			return
-		}
-		select {
-		case acquired <- id:
-		case <-ctx.Done():
-		}
-		select {
-		case <-release:
-		case <-ctx.Done():
-		}
-		if err := m.Unlock(); err != nil {
-			failed <- fmt.Errorf("contender %d: Unlock: %w", id, err)
-			return
-		}
-		select {
-		case <-requeue:
-		case <-ctx.Done():
-			return
-		}
 	}
 }
