@@ -61,16 +61,18 @@ type Conn struct {
 	events      chan zk.Event
 	eventsShut  bool
 	watchers    map[watchKey][]chan zk.Event
-	persistent  map[watchKey][]*eventQueue // AddWatch's channels (extras.go)
-	changed     chan struct{}              // closed and replaced whenever link changes, or a waiting request's turn comes
-	tickets     int                        // tickets given to requests that had to wait for the link (see awaitLink)
-	turn        int                        // the ticket whose request goes next
-	round       chan struct{}              // closed and replaced at each failed reconnect round
-	notice      timer                      // when a partitioned client notices
-	dial        timer                      // the next reconnect attempt
-	creds       []credential
-	held        []heldEvent // watch events sent while the link was cut
-	connGen     int         // counts dropped connections
+	// spareWatchers are emptied lists of watchers, kept for reuse.
+	spareWatchers [][]chan zk.Event
+	persistent    map[watchKey][]*eventQueue // AddWatch's channels (extras.go)
+	changed       chan struct{}              // closed and replaced whenever link changes, or a waiting request's turn comes
+	tickets       int                        // tickets given to requests that had to wait for the link (see awaitLink)
+	turn          int                        // the ticket whose request goes next
+	round         chan struct{}              // closed and replaced at each failed reconnect round
+	notice        timer                      // when a partitioned client notices
+	dial          timer                      // the next reconnect attempt
+	creds         []credential
+	held          []heldEvent // watch events sent while the link was cut
+	connGen       int         // counts dropped connections
 }
 
 // eventChanSize is the capacity of a Conn's event channel. go-zookeeper's
@@ -155,12 +157,7 @@ func (c *Conn) receive(ev zk.Event) {
 	c.sendEvent(ev)
 	kinds := kindsFiredBy(ev.Type)
 	for _, k := range kinds {
-		key := watchKey{ev.Path, k}
-		for _, ch := range c.watchers[key] {
-			ch <- ev
-			close(ch)
-		}
-		delete(c.watchers, key)
+		c.fireWatchers(watchKey{ev.Path, k}, ev)
 	}
 	if kinds != nil {
 		c.receivePersistent(ev)
@@ -171,8 +168,39 @@ func (c *Conn) receive(ev zk.Event) {
 func (c *Conn) addWatcher(path string, kind watchType) <-chan zk.Event {
 	ch := make(chan zk.Event, 1)
 	key := watchKey{path, kind}
-	c.watchers[key] = append(c.watchers[key], ch)
+	list, ok := c.watchers[key]
+	if !ok && len(c.spareWatchers) > 0 {
+		// A path watched once is usually watched again, and a lock's
+		// contenders watch a new node every time: reusing the list of
+		// one that fired spares an allocation per watch.
+		last := len(c.spareWatchers) - 1
+		list, c.spareWatchers = c.spareWatchers[last], c.spareWatchers[:last]
+	}
+	c.watchers[key] = append(list, ch)
 	return ch
+}
+
+// maxSpareWatchers bounds how many emptied watch lists a Conn keeps for
+// reuse.
+const maxSpareWatchers = 16
+
+// fireWatchers sends ev to every one-shot watch channel of key, closes
+// them, and forgets them, keeping their list for addWatcher to reuse.
+// Called with srv.mu held.
+func (c *Conn) fireWatchers(key watchKey, ev zk.Event) {
+	list, ok := c.watchers[key]
+	if !ok {
+		return
+	}
+	for _, ch := range list {
+		ch <- ev
+		close(ch)
+	}
+	delete(c.watchers, key)
+	if len(c.spareWatchers) < maxSpareWatchers {
+		clear(list)
+		c.spareWatchers = append(c.spareWatchers, list[:0])
+	}
 }
 
 // invalidateWatches ends every watch with EventNotWatching and err, as

@@ -469,12 +469,7 @@ func (c *Conn) receivePersistent(ev zk.Event) {
 // raises. Called with srv.mu held.
 func (c *Conn) removeWatchers(path string, typ WatcherType) {
 	end := func(kind watchType, t zk.EventType) {
-		key := watchKey{path, kind}
-		for _, ch := range c.watchers[key] {
-			ch <- zk.Event{Type: t, State: zk.StateSyncConnected, Path: path}
-			close(ch)
-		}
-		delete(c.watchers, key)
+		c.fireWatchers(watchKey{path, kind}, zk.Event{Type: t, State: zk.StateSyncConnected, Path: path})
 	}
 	if typ == WatcherTypeData || typ == WatcherTypeAny {
 		end(watchData, EventDataWatchRemoved)

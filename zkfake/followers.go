@@ -76,8 +76,9 @@ type change struct {
 type member struct {
 	tree    *tree
 	watches watchTable
-	applied int64    // the last zxid this member has applied
-	queue   []change // committed, not yet applied
+	applied int64          // the last zxid this member has applied
+	queue   []change       // committed, not yet applied
+	fired   []notification // what the last apply fired (see apply)
 	lagging bool
 	down    bool // stopped: serves nobody and applies nothing until started
 }
@@ -85,29 +86,32 @@ type member struct {
 func (m *member) view() view { return view{m.tree, m.watches} }
 
 // apply replays one change on the member's tree and returns the watches it
-// fires there.
+// fires there, valid until the next apply (as state.commit's).
 func (m *member) apply(ch change) []notification {
+	clear(m.fired)
+	out := m.fired[:0]
 	switch ch.kind {
 	case changeAdd:
 		n := *ch.node
 		n.children = nil
 		m.tree.add(ch.path, &n, ch.zxid)
-		return m.watches.created(ch.path, n.acl, m.tree.get(parentOf(ch.path)).acl)
+		out = m.watches.created(out, ch.path, n.acl, m.tree.get(parentOf(ch.path)).acl)
 	case changeRemove:
 		acl := m.tree.get(ch.path).acl
 		m.tree.remove(ch.path, ch.zxid)
-		return m.watches.deleted(ch.path, acl, m.tree.get(parentOf(ch.path)).acl)
+		out = m.watches.deleted(out, ch.path, acl, m.tree.get(parentOf(ch.path)).acl)
 	case changeData:
 		n := m.tree.get(ch.path)
 		n.data, n.version, n.mzxid, n.mtime = ch.node.data, ch.node.version, ch.node.mzxid, ch.node.mtime
-		return m.watches.changed(ch.path, n.acl)
+		out = m.watches.changed(out, ch.path, n.acl)
 	case changeACL:
 		n := m.tree.get(ch.path)
 		n.acl, n.aversion = ch.node.acl, ch.node.aversion
 	case changeSequence:
 		m.tree.get(ch.path).creates = ch.node.creates
 	}
-	return nil
+	m.fired = out
+	return out
 }
 
 // initMembers builds the members: the leader shares the state's own tree

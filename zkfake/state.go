@@ -23,6 +23,7 @@ type state struct {
 	// progress, so a multi can be applied op by op and rolled back whole.
 	staged []trigger
 	undo   []undoStep
+	fired  []notification // what the last commit fired (see commit)
 	// inMulti is set while a multi runs. Only a multi needs undo steps: a
 	// single op checks everything before it changes anything, so it never
 	// has a change to take back.
@@ -74,12 +75,15 @@ func (st *state) begin(session int64, now int64) writeCtx {
 }
 
 // commit ends a write transaction, fires the watches its changes trigger,
-// and returns the notifications.
+// and returns the notifications. They are valid until the next commit,
+// which reuses their array: every caller delivers them at once.
 func (st *state) commit() []notification {
-	var out []notification
+	clear(st.fired)
+	out := st.fired[:0]
 	for _, t := range st.staged {
-		out = append(out, st.watches.fire(t)...)
+		out = st.watches.fire(out, t)
 	}
+	st.fired = out
 	st.clearStaged()
 	st.clearUndo()
 	return out

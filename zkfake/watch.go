@@ -42,17 +42,29 @@ type watchSet struct {
 	// change looks at its node's ancestors only while there are any, as
 	// WatchManager's recursiveQty spares it the walk.
 	recursive map[string]int
+	// spare keeps the sets of paths whose last watch went, empty, for the
+	// next path watched: most watches are set on a node, fire once, and
+	// are set on another node next (a lock's contenders watch a new
+	// predecessor each time), and a new set cost two allocations.
+	spare *[]map[int64]watchMode
 }
 
+// maxSpareSets bounds how many empty sets a watchSet keeps for reuse.
+const maxSpareSets = 16
+
 func newWatchSet() watchSet {
-	return watchSet{paths: map[string]map[int64]watchMode{}, recursive: map[string]int{}}
+	return watchSet{paths: map[string]map[int64]watchMode{}, recursive: map[string]int{}, spare: new([]map[int64]watchMode)}
 }
 
 // add sets session's watch on path to mode, replacing the mode it had.
 func (w watchSet) add(path string, session int64, mode watchMode) {
 	set := w.paths[path]
 	if set == nil {
-		set = map[int64]watchMode{}
+		if n := len(*w.spare); n > 0 {
+			set, *w.spare = (*w.spare)[n-1], (*w.spare)[:n-1]
+		} else {
+			set = map[int64]watchMode{}
+		}
 		w.paths[path] = set
 	}
 	old, had := set[session]
@@ -70,10 +82,18 @@ func (w watchSet) remove(path string, session int64) bool {
 	}
 	delete(set, session)
 	if len(set) == 0 {
-		delete(w.paths, path)
+		w.forget(path, set)
 	}
 	w.countRecursive(path, mode == modePersistentRecursive, false)
 	return true
+}
+
+// forget drops path's set, which is empty, and keeps it for reuse.
+func (w watchSet) forget(path string, set map[int64]watchMode) {
+	delete(w.paths, path)
+	if len(*w.spare) < maxSpareSets {
+		*w.spare = append(*w.spare, set)
+	}
 }
 
 func (w watchSet) countRecursive(path string, was, is bool) {
@@ -108,14 +128,15 @@ func (w watchSet) contains(path string) (bool, error) {
 	return false, nil
 }
 
-// trigger is WatchManager.triggerWatch: the sessions a change of type t at
-// path notifies from this table, in session order, each once. Watches on
+// trigger is WatchManager.triggerWatch: it appends to ids the sessions a
+// change of type t at path notifies from this table, in session order,
+// each once. Watches on
 // path fire, and the one-shot ones among them are used up; recursive
 // watches on path and on its ancestors fire too, but never for
 // NodeChildrenChanged (a recursive watch hears of every child's own
 // creation and deletion instead).
-func (w watchSet) trigger(path string, t zk.EventType) []int64 {
-	var ids []int64
+func (w watchSet) trigger(ids []int64, path string, t zk.EventType) []int64 {
+	start := len(ids)
 	if set := w.paths[path]; len(set) > 0 {
 		for id, mode := range set {
 			switch {
@@ -127,7 +148,7 @@ func (w watchSet) trigger(path string, t zk.EventType) []int64 {
 			ids = append(ids, id)
 		}
 		if len(set) == 0 {
-			delete(w.paths, path)
+			w.forget(path, set)
 		}
 	}
 	if len(w.recursive) > 0 && t != zk.EventNodeChildrenChanged {
@@ -143,11 +164,11 @@ func (w watchSet) trigger(path string, t zk.EventType) []int64 {
 			}
 		}
 	}
-	if len(ids) < 2 {
+	if len(ids)-start < 2 {
 		return ids
 	}
-	slices.Sort(ids)
-	return slices.Compact(ids)
+	slices.Sort(ids[start:])
+	return append(ids[:start], slices.Compact(ids[start:])...)
 }
 
 // dropSession forgets every watch of a session, as the server does when the
@@ -194,45 +215,52 @@ func watchEvent(t zk.EventType, path string) zk.Event {
 	return zk.Event{Type: t, State: zk.StateSyncConnected, Path: path}
 }
 
-// created fires the watches a create of path triggers: data watches on the
-// node (and recursive ones above it), checked against its ACL, and child
-// watches on the parent, checked against the parent's.
-func (w watchTable) created(path string, acl, parentACL []zk.ACL) []notification {
-	var out []notification
-	for _, id := range w.data.trigger(path, zk.EventNodeCreated) {
+// sessionsBuffer is room on the stack for the sessions a change notifies:
+// one or two, nearly always.
+type sessionsBuffer [4]int64
+
+// created fires the watches a create of path triggers, appending their
+// notifications to out: data watches on the node (and recursive ones above
+// it), checked against its ACL, and child watches on the parent, checked
+// against the parent's.
+func (w watchTable) created(out []notification, path string, acl, parentACL []zk.ACL) []notification {
+	var buf sessionsBuffer
+	for _, id := range w.data.trigger(buf[:0], path, zk.EventNodeCreated) {
 		out = append(out, notification{id, watchEvent(zk.EventNodeCreated, path), acl})
 	}
 	parent := parentOf(path)
-	for _, id := range w.child.trigger(parent, zk.EventNodeChildrenChanged) {
+	for _, id := range w.child.trigger(buf[:0], parent, zk.EventNodeChildrenChanged) {
 		out = append(out, notification{id, watchEvent(zk.EventNodeChildrenChanged, parent), parentACL})
 	}
 	return out
 }
 
-// deleted fires the watches a delete of path triggers. A session holding both
-// a data and a child watch on path gets one NodeDeleted, as ZooKeeper sends.
-func (w watchTable) deleted(path string, acl, parentACL []zk.ACL) []notification {
-	var out []notification
-	told := w.data.trigger(path, zk.EventNodeDeleted)
-	for _, id := range told {
+// deleted fires the watches a delete of path triggers, appending their
+// notifications to out. A session holding both a data and a child watch on
+// path gets one NodeDeleted, as ZooKeeper sends.
+func (w watchTable) deleted(out []notification, path string, acl, parentACL []zk.ACL) []notification {
+	var told, buf sessionsBuffer
+	toldIDs := w.data.trigger(told[:0], path, zk.EventNodeDeleted)
+	for _, id := range toldIDs {
 		out = append(out, notification{id, watchEvent(zk.EventNodeDeleted, path), acl})
 	}
-	for _, id := range w.child.trigger(path, zk.EventNodeDeleted) {
-		if !slices.Contains(told, id) {
+	for _, id := range w.child.trigger(buf[:0], path, zk.EventNodeDeleted) {
+		if !slices.Contains(toldIDs, id) {
 			out = append(out, notification{id, watchEvent(zk.EventNodeDeleted, path), acl})
 		}
 	}
 	parent := parentOf(path)
-	for _, id := range w.child.trigger(parent, zk.EventNodeChildrenChanged) {
+	for _, id := range w.child.trigger(buf[:0], parent, zk.EventNodeChildrenChanged) {
 		out = append(out, notification{id, watchEvent(zk.EventNodeChildrenChanged, parent), parentACL})
 	}
 	return out
 }
 
-// changed fires the watches a setData of path triggers.
-func (w watchTable) changed(path string, acl []zk.ACL) []notification {
-	var out []notification
-	for _, id := range w.data.trigger(path, zk.EventNodeDataChanged) {
+// changed fires the watches a setData of path triggers, appending their
+// notifications to out.
+func (w watchTable) changed(out []notification, path string, acl []zk.ACL) []notification {
+	var buf sessionsBuffer
+	for _, id := range w.data.trigger(buf[:0], path, zk.EventNodeDataChanged) {
 		out = append(out, notification{id, watchEvent(zk.EventNodeDataChanged, path), acl})
 	}
 	return out
@@ -256,15 +284,16 @@ type trigger struct {
 	acl, parentACL []zk.ACL
 }
 
-// fire resolves a trigger against the table.
-func (w watchTable) fire(t trigger) []notification {
+// fire resolves a trigger against the table, appending the notifications
+// to out.
+func (w watchTable) fire(out []notification, t trigger) []notification {
 	switch t.kind {
 	case triggerCreated:
-		return w.created(t.path, t.acl, t.parentACL)
+		return w.created(out, t.path, t.acl, t.parentACL)
 	case triggerDeleted:
-		return w.deleted(t.path, t.acl, t.parentACL)
+		return w.deleted(out, t.path, t.acl, t.parentACL)
 	default:
-		return w.changed(t.path, t.acl)
+		return w.changed(out, t.path, t.acl)
 	}
 }
 
