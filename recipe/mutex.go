@@ -214,6 +214,14 @@ type Mutex struct {
 	// poll is the ticker of the watching goroutine (see pollTicker); only
 	// that goroutine touches it, and holds are watched one at a time.
 	poll *time.Ticker
+	// stopWatching tells the watching goroutine of the hold being
+	// released to end (see stopWatch). Like poll, it serves all of the
+	// handle's holds, one after another: channels of a hold's own were
+	// two allocations per hold. Made by watch, for the first hold.
+	stopWatching chan struct{}
+	// released carries the result of a release's Delete (see
+	// deleteBounded), for the call that holds gate.
+	released chan error
 	// bound is Unlock's context, used by the call that holds gate.
 	bound bound
 }
@@ -469,13 +477,13 @@ func (m *Mutex) unlock(ctx context.Context) error {
 		// A pending release that ended by itself; the listener was told.
 		m.hold = nil
 		m.mu.Unlock()
-		<-h.done
+		h.watching.Wait()
 		return h.settledErr
 	case h.state == MutexLost:
 		m.hold = nil
 		m.say(MutexUnlocked)
 		m.mu.Unlock()
-		<-h.done
+		h.watching.Wait()
 		m.tell()
 		return ErrLockLost
 	case h.count > 1:
@@ -528,8 +536,7 @@ func (m *Mutex) finishRelease(ctx context.Context, h *hold) (settled bool, err e
 		m.tell()
 		return false, fmt.Errorf("recipe: unlock %s: release not confirmed, call Unlock again: %w", h.node, err)
 	}
-	close(h.stop)
-	<-h.done
+	m.stopWatch(h)
 	m.mu.Lock()
 	// A pending release is no hold: that its node went first is no news
 	// to anyone listening for MutexLost.
@@ -623,8 +630,11 @@ type hold struct {
 	// Lost asks for it, or, closed, when the hold is lost: most holds end
 	// by Unlock, which leaves it open, and nobody ever looks at it.
 	lost chan struct{}
-	stop chan struct{} // closed by Unlock to end the watching goroutine
-	done chan struct{} // closed when the watching goroutine has ended
+	// stopped is set by Unlock once it is done with the hold, before it
+	// tells the watching goroutine to end (Mutex.stopWatching).
+	stopped atomic.Bool
+	// watching counts the hold's watching goroutine until it has ended.
+	watching sync.WaitGroup
 }
 
 // markLost records the loss; m.mu must be held.
@@ -754,7 +764,7 @@ func (m *Mutex) lock(ctx context.Context, wait bool) (bool, error) {
 	m.say(MutexHeld)
 	m.mu.Unlock()
 	m.tell()
-	go m.watchHold(h)
+	m.watch(h)
 	return true, nil
 }
 
@@ -774,7 +784,7 @@ func (m *Mutex) reenter(ctx context.Context) (bool, error) {
 	case h.settled:
 		m.hold = nil
 		m.mu.Unlock()
-		<-h.done
+		h.watching.Wait()
 		return false, nil
 	case h.pending:
 		h.releasing = true
@@ -795,7 +805,7 @@ func (m *Mutex) reenter(ctx context.Context) (bool, error) {
 	m.hold = nil
 	m.say(MutexUnlocked)
 	m.mu.Unlock()
-	<-h.done
+	h.watching.Wait()
 	m.tell()
 	return false, nil
 }

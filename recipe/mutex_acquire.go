@@ -235,8 +235,6 @@ func (m *Mutex) queue(ctx context.Context, c created, wait bool) (h *hold, again
 				self:    self,
 				count:   1,
 				state:   MutexHeld,
-				stop:    make(chan struct{}),
-				done:    make(chan struct{}),
 			}, false, nil
 		}
 		if !wait {
@@ -475,7 +473,7 @@ func (m *Mutex) cleanup(node string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), m.cfg.retryTimeout)
 	defer cancel()
 	err := m.retryLoss(ctx, m.cfg.retryTimeout, func() error {
-		err, _ := deleteBounded(ctx, m.conn, node)
+		err, _ := deleteBounded(ctx, m.conn, node, nil)
 		return err
 	})
 	if err == nil || goneWithSession(err) {

@@ -21,7 +21,7 @@ import (
 // whole retry timeout (a live one shows StateConnecting while it tries to
 // reconnect) is taken for closed even when no watch was armed to say so.
 func (m *Mutex) watchHold(h *hold) {
-	defer close(h.done)
+	defer h.watching.Done()
 	ticker := m.pollTicker()
 	defer ticker.Stop()
 	watch := h.self
@@ -29,7 +29,7 @@ func (m *Mutex) watchHold(h *hold) {
 	var disconnectedSince time.Time
 	for {
 		select {
-		case <-h.stop:
+		case <-m.stopWatching:
 			return
 		case ev := <-watch:
 			if stopped(h) {
@@ -114,12 +114,29 @@ func (m *Mutex) pollTicker() *time.Ticker {
 }
 
 // stopped reports whether Unlock has told the watching to stop.
-func stopped(h *hold) bool {
+func stopped(h *hold) bool { return h.stopped.Load() }
+
+// watch starts the watching goroutine of a new hold. The hold before it,
+// if any, has been waited for (h.watching), so the handle's stopWatching
+// and poll are free.
+func (m *Mutex) watch(h *hold) {
+	if m.stopWatching == nil {
+		m.stopWatching = make(chan struct{}, 1)
+	}
+	h.watching.Add(1)
+	go m.watchHold(h)
+}
+
+// stopWatch ends the watching of a hold Unlock is done with, and waits for
+// it. The watching may have ended already, without taking the word: it is
+// taken back, so that the next hold's watching does not find it.
+func (m *Mutex) stopWatch(h *hold) {
+	h.stopped.Store(true)
+	m.stopWatching <- struct{}{} // the buffer is free: one word per hold
+	h.watching.Wait()
 	select {
-	case <-h.stop:
-		return true
+	case <-m.stopWatching:
 	default:
-		return false
 	}
 }
 
@@ -235,7 +252,7 @@ func (m *Mutex) release(ctx context.Context, h *hold) (lost bool, err error) {
 			// went with it, and retrying could only wait for the bound.
 			return zk.ErrSessionExpired
 		}
-		err, abandoned := deleteBounded(ctx, m.conn, h.node)
+		err, abandoned := deleteBounded(ctx, m.conn, h.node, &m.released)
 		if abandoned || IsConnectionLoss(err) {
 			unsure = true // the Delete may have been, or may yet be, applied
 		}

@@ -147,17 +147,33 @@ func callBounded(ctx context.Context, op func() error) (err error, abandoned boo
 }
 
 // deleteBounded is callBounded(ctx, func() error { return conn.Delete(node,
-// -1) }), in half the allocations: every release of a lock runs it.
-func deleteBounded(ctx context.Context, conn Conn, node string) (err error, abandoned bool) {
+// -1) }), in fewer allocations: every release of a lock runs it. Unless
+// reuse is nil, the result comes on *reuse, a channel of the caller's
+// that no abandoned Delete can still answer on (made if nil, and dropped
+// when this Delete is abandoned), in place of a new one.
+func deleteBounded(ctx context.Context, conn Conn, node string, reuse *chan error) (err error, abandoned bool) {
 	if ctx.Done() == nil {
 		return conn.Delete(node, -1), false
 	}
 	if err := ctx.Err(); err != nil {
 		return err, false
 	}
-	result := make(chan error, 1)
+	var result chan error
+	switch {
+	case reuse == nil:
+		result = make(chan error, 1)
+	case *reuse == nil:
+		*reuse = make(chan error, 1)
+		result = *reuse
+	default:
+		result = *reuse
+	}
 	go sendDelete(conn, node, result)
-	return awaitBounded(ctx, result)
+	err, abandoned = awaitBounded(ctx, result)
+	if abandoned && reuse != nil {
+		*reuse = nil // the abandoned Delete answers on it later
+	}
+	return err, abandoned
 }
 
 func sendDelete(conn Conn, node string, result chan<- error) {

@@ -370,11 +370,9 @@ func (s *Semaphore) newLease(node string, own *zk.Stat, self <-chan zk.Event) *L
 		count:   1,
 		state:   MutexHeld,
 		lost:    make(chan struct{}),
-		stop:    make(chan struct{}),
-		done:    make(chan struct{}),
 	}
 	m.hold = h
-	go m.watchHold(h)
+	m.watch(h)
 	return &Lease{m: m, node: node, lost: h.lost}
 }
 
