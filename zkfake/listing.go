@@ -3,6 +3,7 @@ package zkfake
 import (
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -27,7 +28,39 @@ const maxListingShift = 1 << 16
 // only while they hold the server's lock exclusively, when no read runs.
 type listings struct {
 	mu    sync.Mutex
-	names map[*znode][]string
+	names map[*znode]*listing
+}
+
+// listing is one kept listing. Its names are packed: copied, in order,
+// into one string they are cut from, as go-zookeeper decodes a reply's
+// names one after another into memory. A client that reads every name of
+// a listing (a lock's waiter looks for its predecessor in the whole queue)
+// then reads them in a row, as it does a real reply's; names that point
+// into the tree's nodes, scattered over the heap, took it twice as long.
+// The names of creates since the packing point into their nodes: loose
+// counts them, and the listing is packed again once a quarter are.
+type listing struct {
+	names []string
+	loose int
+}
+
+// pack copies the names into one string and cuts them from it.
+func (ls *listing) pack() {
+	size := 0
+	for _, name := range ls.names {
+		size += len(name)
+	}
+	var b strings.Builder
+	b.Grow(size)
+	for _, name := range ls.names {
+		b.WriteString(name)
+	}
+	packed, at := b.String(), 0
+	for i, name := range ls.names {
+		ls.names[i] = packed[at : at+len(name)]
+		at += len(name)
+	}
+	ls.loose = 0
 }
 
 // children returns n's child names in order, in a slice of the caller's
@@ -40,15 +73,18 @@ func (l *listings) children(n *znode) []string {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	names, ok := l.names[n]
+	ls, ok := l.names[n]
 	if !ok {
-		names = sortedNames(n)
+		ls = &listing{names: sortedNames(n)}
+		ls.pack()
 		if l.names == nil {
-			l.names = map[*znode][]string{}
+			l.names = map[*znode]*listing{}
 		}
-		l.names[n] = names
+		l.names[n] = ls
+	} else if 4*ls.loose > len(ls.names) {
+		ls.pack()
 	}
-	return slices.Clone(names)
+	return slices.Clone(ls.names)
 }
 
 // sortedNames lists n's children by name.
@@ -63,33 +99,34 @@ func sortedNames(n *znode) []string {
 
 // added notes a new child of parent.
 func (l *listings) added(parent *znode, name string) {
-	names, ok := l.names[parent]
+	ls, ok := l.names[parent]
 	if !ok {
 		return
 	}
-	i, _ := slices.BinarySearch(names, name)
-	if len(names)-i > maxListingShift {
+	i, _ := slices.BinarySearch(ls.names, name)
+	if len(ls.names)-i > maxListingShift {
 		delete(l.names, parent)
 		return
 	}
-	l.names[parent] = slices.Insert(names, i, name)
+	ls.names = slices.Insert(ls.names, i, name)
+	ls.loose++
 }
 
 // removed notes that parent lost a child. (The child, childless, has no
 // listing kept: a listing goes once its directory shrinks below
 // minKeptListing.)
 func (l *listings) removed(parent *znode, name string) {
-	names, ok := l.names[parent]
+	ls, ok := l.names[parent]
 	if !ok {
 		return
 	}
-	i, found := slices.BinarySearch(names, name)
+	i, found := slices.BinarySearch(ls.names, name)
 	switch {
 	case !found:
-	case len(names) < minKeptListing || len(names)-i > maxListingShift:
+	case len(ls.names) < minKeptListing || len(ls.names)-i > maxListingShift:
 		delete(l.names, parent)
 	default:
-		l.names[parent] = slices.Delete(names, i, i+1)
+		ls.names = slices.Delete(ls.names, i, i+1)
 	}
 }
 

@@ -83,7 +83,7 @@ func TestHugeDirectoryListingStaysRight(t *testing.T) {
 	}
 	last := fmt.Sprintf("/dir/n%07d", maxListingShift+10)
 	tr.unlink(dir, last, tr.get(last), 4) // at the end: kept
-	if names, kept := tr.listings.names[dir]; !kept || len(names) != maxListingShift+10 {
+	if ls, kept := tr.listings.names[dir]; !kept || len(ls.names) != maxListingShift+10 {
 		t.Error("a delete at the end dropped the listing or left the name")
 	}
 }
