@@ -191,6 +191,67 @@ func TestMutexFakeLostWhileUnlocking(t *testing.T) {
 	})
 }
 
+// A handle's holds share its channels, one hold after another: the word
+// that stops a hold's watching and the answer of a release's Delete. Here
+// the first hold's watching ends by itself (the session expires) while
+// UnlockContext waits for a Delete that it then abandons at its deadline;
+// the Delete answers later. The handle's next holds must be watched and
+// released as the first: a stop word left over would end a new hold's
+// watching at once, and its loss would never be seen; a late answer
+// taken for a new release's would report that release as a loss.
+func TestMutexFakeHandleReusedAfterLossAndAbandonedDelete(t *testing.T) {
+	runFake(t, "reused handle", func(t *testing.T, env zktest.Env) {
+		srv := fakeServer(t, env)
+		dir := env.Base() + "/lock"
+		conn, _ := env.Connect(t, sessionTimeout)
+		other, _ := env.Connect(t, sessionTimeout)
+		slow := &slowDelete{Conn: conn, release: make(chan struct{})}
+		m := recipe.NewMutex(slow, dir)
+		if err := m.Lock(testCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		unlocked := make(chan error, 1)
+		go func() { unlocked <- m.UnlockContext(ctx) }()
+		synctest.Wait() // UnlockContext waits for its Delete
+		srv.Expire(conn.SessionID())
+		if err := mustWait(t, "UnlockContext", unlocked); !errors.Is(err, recipe.ErrLockLost) {
+			t.Fatalf("UnlockContext = %v, want ErrLockLost", err)
+		}
+		close(slow.release) // the abandoned Delete goes through and answers
+		synctest.Wait()
+
+		for round := range 3 {
+			// A hold whose node someone else deletes is lost, and Lost says so.
+			if err := m.Lock(testCtx(t)); err != nil {
+				t.Fatalf("round %d: Lock: %v", round, err)
+			}
+			for _, name := range settles(t, other, dir, 1) {
+				if err := other.Delete(dir+"/"+name, -1); err != nil {
+					t.Fatalf("round %d: deleting the holder's node: %v", round, err)
+				}
+			}
+			select {
+			case <-m.Lost():
+			case <-time.After(time.Minute):
+				t.Fatalf("round %d: the hold's loss was never seen", round)
+			}
+			if err := m.Unlock(); !errors.Is(err, recipe.ErrLockLost) {
+				t.Fatalf("round %d: Unlock of a lost hold = %v, want ErrLockLost", round, err)
+			}
+			// A hold released by its Unlock is released.
+			if err := m.Lock(testCtx(t)); err != nil {
+				t.Fatalf("round %d: Lock: %v", round, err)
+			}
+			if err := m.Unlock(); err != nil {
+				t.Fatalf("round %d: Unlock = %v, want nil", round, err)
+			}
+			settles(t, other, dir, 0)
+		}
+	})
+}
+
 // slowDelete is a Conn whose Deletes wait until release is closed.
 type slowDelete struct {
 	recipe.Conn

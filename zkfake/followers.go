@@ -88,8 +88,7 @@ func (m *member) view() view { return view{m.tree, m.watches} }
 // apply replays one change on the member's tree and returns the watches it
 // fires there, valid until the next apply (as state.commit's).
 func (m *member) apply(ch change) []notification {
-	clear(m.fired)
-	out := m.fired[:0]
+	out := reuseFired(m.fired)
 	switch ch.kind {
 	case changeAdd:
 		n := *ch.node

@@ -38,7 +38,10 @@ type listings struct {
 // then reads them in a row, as it does a real reply's; names that point
 // into the tree's nodes, scattered over the heap, took it twice as long.
 // The names of creates since the packing point into their nodes: loose
-// counts them, and the listing is packed again once a quarter are.
+// counts them, and the listing is packed again once a quarter are. The
+// price is memory: a name a client keeps keeps its whole packed string,
+// deleted names included until the next packing (a listing's worth of
+// bytes, where go-zookeeper's names are allocated one by one).
 type listing struct {
 	names []string
 	loose int

@@ -78,8 +78,7 @@ func (st *state) begin(session int64, now int64) writeCtx {
 // and returns the notifications. They are valid until the next commit,
 // which reuses their array: every caller delivers them at once.
 func (st *state) commit() []notification {
-	clear(st.fired)
-	out := st.fired[:0]
+	out := reuseFired(st.fired)
 	for _, t := range st.staged {
 		out = st.watches.fire(out, t)
 	}

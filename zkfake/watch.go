@@ -49,8 +49,14 @@ type watchSet struct {
 	spare *[]map[int64]watchMode
 }
 
-// maxSpareSets bounds how many empty sets a watchSet keeps for reuse.
-const maxSpareSets = 16
+// maxSpareSets bounds how many empty sets a watchSet keeps for reuse, and
+// maxSpareSetSize the sessions a set may have held to be kept: a map keeps
+// the room it grew to, and a set that served a crowd would make every
+// later firing of its next path walk that room.
+const (
+	maxSpareSets    = 16
+	maxSpareSetSize = 8
+)
 
 func newWatchSet() watchSet {
 	return watchSet{paths: map[string]map[int64]watchMode{}, recursive: map[string]int{}, spare: new([]map[int64]watchMode)}
@@ -82,16 +88,17 @@ func (w watchSet) remove(path string, session int64) bool {
 	}
 	delete(set, session)
 	if len(set) == 0 {
-		w.forget(path, set)
+		w.forget(path, set, 1)
 	}
 	w.countRecursive(path, mode == modePersistentRecursive, false)
 	return true
 }
 
-// forget drops path's set, which is empty, and keeps it for reuse.
-func (w watchSet) forget(path string, set map[int64]watchMode) {
+// forget drops path's set, which is empty and held at most had sessions,
+// and keeps it for reuse if it stayed small.
+func (w watchSet) forget(path string, set map[int64]watchMode, had int) {
 	delete(w.paths, path)
-	if len(*w.spare) < maxSpareSets {
+	if had <= maxSpareSetSize && len(*w.spare) < maxSpareSets {
 		*w.spare = append(*w.spare, set)
 	}
 }
@@ -138,6 +145,7 @@ func (w watchSet) contains(path string) (bool, error) {
 func (w watchSet) trigger(ids []int64, path string, t zk.EventType) []int64 {
 	start := len(ids)
 	if set := w.paths[path]; len(set) > 0 {
+		had := len(set)
 		for id, mode := range set {
 			switch {
 			case mode == modePersistentRecursive && t == zk.EventNodeChildrenChanged:
@@ -148,7 +156,7 @@ func (w watchSet) trigger(ids []int64, path string, t zk.EventType) []int64 {
 			ids = append(ids, id)
 		}
 		if len(set) == 0 {
-			w.forget(path, set)
+			w.forget(path, set, had)
 		}
 	}
 	if len(w.recursive) > 0 && t != zk.EventNodeChildrenChanged {
@@ -208,6 +216,22 @@ type notification struct {
 	session int64
 	event   zk.Event
 	acl     []zk.ACL
+}
+
+// maxKeptFired bounds the notifications whose array a commit keeps for the
+// next (see reuseFired).
+const maxKeptFired = 64
+
+// reuseFired returns the array of the last commit's notifications, emptied,
+// for the next commit's; or none, if a crowd was notified, so that one
+// expiry that fired thousands of watches does not keep their room for the
+// server's lifetime.
+func reuseFired(last []notification) []notification {
+	if cap(last) > maxKeptFired {
+		return nil
+	}
+	clear(last)
+	return last[:0]
 }
 
 // watchEvent is the event the server sends for a fired watch.

@@ -131,7 +131,9 @@ func LockHandoff(b *testing.B, t *Target, waiters int) {
 		// as soon as its Unlock returned, it would list the whole queue
 		// while the next holder does, on the clock.
 		b.StopTimer()
-		requeue[old] <- struct{}{}
+		if err := requeueContender(requeue[old], failed); err != nil {
+			b.Fatalf("telling the old holder to queue again: %v", err)
+		}
 		if err := q.await(waiters, failed); err != nil {
 			b.Fatalf("waiting for the old holder to queue again: %v", err)
 		}
@@ -188,6 +190,22 @@ func contendLoop(ctx context.Context, m *recipe.Mutex, id int, acquired chan<- i
 		case <-ctx.Done():
 			return
 		}
+	}
+}
+
+// requeueContender tells a contender that has released to queue again,
+// or returns the first contender failure: a contender whose Unlock failed
+// has stopped listening.
+func requeueContender(requeue chan<- struct{}, failed <-chan error) error {
+	timeout := time.NewTimer(settleWait)
+	defer timeout.Stop()
+	select {
+	case requeue <- struct{}{}:
+		return nil
+	case err := <-failed:
+		return err
+	case <-timeout.C:
+		return errors.New("the contender did not listen")
 	}
 }
 

@@ -160,10 +160,14 @@ func RWLockHandoff(b *testing.B, t *Target, readers int) {
 		// then the old holder behind them.
 		b.StopTimer()
 		for i := 2; i < n; i++ {
-			requeue[i] <- struct{}{}
+			if err := requeueContender(requeue[i], failed); err != nil {
+				b.Fatalf("telling reader %d to queue again: %v", i, err)
+			}
 		}
 		await("the readers queueing again", readers)
-		requeue[holder] <- struct{}{}
+		if err := requeueContender(requeue[holder], failed); err != nil {
+			b.Fatalf("telling the old writer to queue again: %v", err)
+		}
 		await("the old writer queueing again", readers+1)
 		holder = next
 		b.StartTimer()
