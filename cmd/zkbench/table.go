@@ -289,6 +289,9 @@ const (
 	lockRequestsTarget = 2  // an uncontended Lock+Unlock within this many times its requests' rows
 	lockHandoffTarget  = 2  // a handoff with 1,000 waiters within this many times one with 1
 	lockAllocsTarget   = 12 // allocations per uncontended Lock+Unlock, at most
+
+	// The fuzz campaign on every core, against one worker (2 cores).
+	fuzzSpeedUpTarget = 1.7
 )
 
 // lockRequests are the rows of the requests an uncontended Lock+Unlock
@@ -334,6 +337,16 @@ func checkTargets(rows []row) []string {
 			formatRatio(writeRatioTarget), lowestName, formatRatio(lowest), verdict(lowest >= writeRatioTarget)))
 	}
 	out = append(out, lockTargets(byName, verdict)...)
+	for _, r := range rows {
+		workers, ok := strings.CutPrefix(r.workload, fuzzWorkload+"/workers=")
+		if !ok || workers == "1" || r.fake == nil {
+			continue
+		}
+		if speedUp, ok := r.fake.values["speed-up"]; ok {
+			out = append(out, fmt.Sprintf("a fuzz campaign on %s workers at least %s the cases per second of 1 worker: %s, %s",
+				workers, formatRatio(fuzzSpeedUpTarget), formatRatio(speedUp), verdict(speedUp >= fuzzSpeedUpTarget)))
+		}
+	}
 	one, okOne := byName["Reads/goroutines=1"]
 	many, okMany := byName["Reads/goroutines=16"]
 	if okOne && okMany && one.fake != nil && many.fake != nil && many.fake.values["ns/op"] > 0 {

@@ -79,11 +79,14 @@ func TestCheckTargets(t *testing.T) {
 		{workload: "CreateDelete", fake: sideOf(map[string]float64{"ns/op": 1500})},
 		{workload: "Reads/goroutines=1", fake: sideOf(map[string]float64{"ns/op": 400})},
 		{workload: "Reads/goroutines=16", fake: sideOf(map[string]float64{"ns/op": 500})},
+		{workload: "FuzzCase/workers=1", fake: sideOf(map[string]float64{"cases/s": 500})},
+		{workload: "FuzzCase/workers=2", fake: sideOf(map[string]float64{"cases/s": 800, "speed-up": 1.6})},
 	}
 	want := []string{
 		"Get under 300 ns on the fake: 250 ns, met",
 		"Create+Delete under 2 µs on the fake: 1.5 µs, met",
 		"every write at least 1,000× faster on the fake than on the ensemble: the slowest is set at 600×, NOT met",
+		"a fuzz campaign on 2 workers at least 1.7× the cases per second of 1 worker: 1.6×, NOT met",
 		"reads from 16 goroutines past 1 goroutine's throughput on the fake: 0.8× of it, NOT met",
 	}
 	got := checkTargets(rows)
