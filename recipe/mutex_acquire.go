@@ -342,8 +342,8 @@ func predecessor(children []string, name, mark, nodeName string, blockedBy func(
 	names := newNameReader(nodeName)
 	ownSeq, _ := names.read(name)
 	marked := newPrefixTest(mark)
-	var ahead, last contender // the nearest contender ahead of own, and the last of all
-	var haveAhead, haveLast bool
+	var ahead contender // the nearest contender ahead of own
+	var haveAhead bool
 	// A contender's distance from own on the 32-bit counter is negative
 	// when it is ahead (see contender.before), and the nearest ahead has
 	// the largest negative distance. nearest is ahead's, math.MinInt64
@@ -373,9 +373,6 @@ func predecessor(children []string, name, mark, nodeName string, blockedBy func(
 				strayQueue = append(strayQueue, c)
 				continue
 			}
-			if !haveLast || last.before(c) {
-				last, haveLast = c, true
-			}
 			if child < name && (!haveAhead || ahead.before(c)) && (blockedBy == nil || blockedBy(child)) {
 				ahead, haveAhead, nearest = c, true, 0
 			}
@@ -384,9 +381,6 @@ func predecessor(children []string, name, mark, nodeName string, blockedBy func(
 		if marked.of(child) {
 			strayQueue = append(strayQueue, c)
 			continue
-		}
-		if !haveLast || last.before(c) {
-			last, haveLast = c, true
 		}
 		// Whether a contender is ahead of own is a coin toss, name by
 		// name, and a branch on it, mispredicted for every other name,
@@ -404,14 +398,33 @@ func predecessor(children []string, name, mark, nodeName string, blockedBy func(
 	switch {
 	case present && haveAhead:
 		pred = ahead.name
-	case !present && haveLast:
-		pred = last.name
+	case !present:
+		pred = lastContender(children, names, marked)
 	}
 	slices.SortFunc(strayQueue, compareContenders)
 	for _, c := range strayQueue {
 		strays = append(strays, c.name)
 	}
 	return pred, present, strays
+}
+
+// lastContender returns the last contender of a listing in queue order,
+// leaving out names that carry the mark: the predecessor of a node that is
+// not in the listing. A second pass, taken only then, so that the first
+// need not follow the last contender for the common case.
+func lastContender(children []string, names nameReader, marked prefixTest) string {
+	var last contender
+	haveLast := false
+	for _, child := range children {
+		seq, ok := names.read(child)
+		if !ok || marked.of(child) {
+			continue
+		}
+		if c := (contender{name: child, seq: seq}); !haveLast || last.before(c) {
+			last, haveLast = c, true
+		}
+	}
+	return last.name
 }
 
 // watchOwn reads the own node's stat and sets the watch that reports its
