@@ -87,6 +87,8 @@ func label(workload string) string {
 		return "70/30 read/write, " + value + " goroutine" + plural(value)
 	case name == "LockUncontended" && param == "":
 		return "Lock + Unlock, uncontended"
+	case name == "LockRequests" && param == "":
+		return "Lock + Unlock's four requests, sent bare"
 	case name == "LockHandoff" && value != "":
 		return "lock handoff, " + value + " waiter" + plural(value)
 	case name == "RWReadUncontended" && param == "":

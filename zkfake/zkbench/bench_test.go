@@ -61,6 +61,7 @@ func BenchmarkReadWriteMix(b *testing.B) {
 }
 
 func BenchmarkLockUncontended(b *testing.B) { onBoth(b, zkbench.LockUncontended) }
+func BenchmarkLockRequests(b *testing.B)    { onBoth(b, zkbench.LockRequests) }
 
 func BenchmarkLockHandoff(b *testing.B) {
 	onBothWith(b, "waiters", []int{1, 10, 100, 1000}, zkbench.LockHandoff)

@@ -22,6 +22,8 @@
 //   - Reads and ReadWriteMix: throughput of Get alone, and of 70% Get with
 //     30% Set, from n goroutines with a session each.
 //   - LockUncontended: recipe.Mutex Lock and Unlock with nobody else around.
+//   - LockRequests: the four requests of an uncontended Lock and Unlock,
+//     sent without the recipe.
 //   - LockHandoff: n waiters queued on a recipe.Mutex; every iteration the
 //     holder releases and the next waiter acquires, while the old holder
 //     queues again at the back, so the queue stays n long.

@@ -39,6 +39,38 @@ func LockUncontended(b *testing.B, t *Target) {
 	b.ReportMetric(float64(t.WatchEvents()-events0)/float64(b.N), "events/release")
 }
 
+// LockRequests sends the four requests of an uncontended Lock then Unlock
+// itself, with no recipe around them: the create of a protected ephemeral
+// sequential node, a GetW on it, a listing of the directory and the
+// node's Delete, then it takes the event of the node's watch. It is what
+// LockUncontended costs the server and the client library; the difference
+// is the recipe's own.
+func LockRequests(b *testing.B, t *Target) {
+	conn := t.Connect(b)
+	dir := mkdir(b, conn, t.Base()+"/requests")
+	// One GUID for every node: the sequence number tells them apart, and
+	// the recipe's making of a new one is the recipe's cost.
+	prefix := dir + "/_c_0123456789abcdef0123456789abcdef-" + recipe.DefaultNodeName
+	acl := zk.WorldACL(zk.PermAll)
+	for b.Loop() {
+		node, err := conn.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, acl)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _, watch, err := conn.GetW(node)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, _, err := conn.Children(dir); err != nil {
+			b.Fatal(err)
+		}
+		if err := conn.Delete(node, -1); err != nil {
+			b.Fatal(err)
+		}
+		<-watch
+	}
+}
+
 // maxHandoffSessions bounds how many sessions LockHandoff's contenders
 // share: many waiters on one session is what a process with many lock
 // handles does, and a thousand sessions would measure the ensemble's

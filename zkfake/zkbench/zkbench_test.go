@@ -51,6 +51,7 @@ var fakeWorkloads = []struct {
 	{"Reads/goroutines=16", func(b *testing.B, t *zkbench.Target) { zkbench.Reads(b, t, 16) }, nil},
 	{"ReadWriteMix/goroutines=16", func(b *testing.B, t *zkbench.Target) { zkbench.ReadWriteMix(b, t, 16) }, nil},
 	{"LockUncontended", zkbench.LockUncontended, []string{"ops/acquire", "events/release"}},
+	{"LockRequests", zkbench.LockRequests, nil},
 	{"LockHandoff/waiters=1", func(b *testing.B, t *zkbench.Target) { zkbench.LockHandoff(b, t, 1) },
 		[]string{"ops/acquire", "events/release", "wakeups/release"}},
 	{"LockHandoff/waiters=100", func(b *testing.B, t *zkbench.Target) { zkbench.LockHandoff(b, t, 100) },
