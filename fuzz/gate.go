@@ -1,7 +1,9 @@
 package fuzz
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -173,11 +175,22 @@ func (inc *incarnation) take(r *request) {
 }
 
 // drain returns and forgets the calls that returned since the last drain.
+//
+// Calls that return at one instant are put in the order they were granted:
+// two requests that waited out a partition are answered together when it
+// heals, and their goroutines report in whichever order the scheduler runs
+// them, which the story must not show.
 func (inc *incarnation) drain() []completion {
 	inc.mu.Lock()
 	defer inc.mu.Unlock()
 	out := inc.completed
 	inc.completed = nil
+	slices.SortStableFunc(out, func(a, b completion) int {
+		if c := a.at.Compare(b.at); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.req.step, b.req.step)
+	})
 	return out
 }
 
