@@ -35,7 +35,8 @@ import (
 // as long as ctx lasts; the watch survives a reconnection with the same
 // session. When the session expires go-zookeeper ends every watch
 // (EventNotWatching) and carries on with a new session, on which Observe
-// reads again. The goroutine behind the channel ends once ctx is done,
+// syncs and reads again: a new session may be served by a member that is
+// behind what the old one saw. The goroutine behind the channel ends once ctx is done,
 // even while a value waits to be received or a request waits for a
 // reconnection. The last watch it set stays on the server until it fires
 // or the session ends: go-zookeeper v1.0.4 cannot remove a watch.
@@ -50,7 +51,10 @@ func (e *Election) observe(ctx context.Context, ch chan<- Leader) {
 	defer close(ch)
 	var last Leader
 	sent := false
+	// synced is set once a look has synced; syncedIn is the session the
+	// last look began in.
 	synced := false
+	var syncedIn int64
 	backoff := firstBackoff
 	strikes := 0
 	for {
@@ -58,11 +62,16 @@ func (e *Election) observe(ctx context.Context, ch chan<- Leader) {
 			return
 		}
 		var v view
+		session := e.conn.SessionID()
 		err, abandoned := callBounded(ctx, func() (err error) {
-			// Only the first look syncs: a later one follows an event
-			// the client has seen, and the client never reads from a
-			// member behind what it has seen.
-			v, err = e.look(ctx, !synced)
+			// The first look syncs, and so does the first in a new
+			// session. A later look in the same session follows an
+			// event the client has seen, and the client never reads
+			// from a member behind what it has seen in its session;
+			// but go-zookeeper forgets what it has seen when its session
+			// expires, and its new session may read from a member that
+			// has not applied the departure of a leader already told.
+			v, err = e.look(ctx, !synced || session != syncedIn)
 			return err
 		})
 		if abandoned {
@@ -81,7 +90,7 @@ func (e *Election) observe(ctx context.Context, ch chan<- Leader) {
 			backoff = min(2*backoff, maxBackoff)
 			continue
 		}
-		synced, backoff, strikes = true, firstBackoff, 0
+		synced, syncedIn, backoff, strikes = true, session, firstBackoff, 0
 		if v.known && (!sent || v.leader.Node != last.Node) {
 			select {
 			case ch <- v.leader:
