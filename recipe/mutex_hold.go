@@ -113,6 +113,26 @@ func (m *Mutex) pollTicker() *time.Ticker {
 	return m.poll
 }
 
+// heldSession returns the session in which the handle holds its lock, or
+// 0 if it holds it no more: the hold was lost (its node deleted, its
+// session ended) or is being released, or the Conn has a session other
+// than the hold's. go-zookeeper moves to a new session only once the old
+// one expired, taking the hold's node with it, and tells the hold's watch
+// of that in its own time; a request sent meanwhile goes out on the new
+// session, under no hold at all. No request is sent.
+func (m *Mutex) heldSession() int64 {
+	m.mu.Lock()
+	var session int64
+	if h := m.hold; h != nil && (h.state == MutexHeld || h.state == MutexSuspended) {
+		session = h.session
+	}
+	m.mu.Unlock()
+	if session == 0 || session != m.conn.SessionID() {
+		return 0
+	}
+	return session
+}
+
 // stopped reports whether Unlock has told the watching to stop.
 func stopped(h *hold) bool { return h.stopped.Load() }
 

@@ -300,7 +300,7 @@ func (s *Semaphore) Acquire(ctx context.Context) (*Lease, error) {
 		// release left pending and finished in the background — a lease
 		// counted under it stands on its own.
 		_ = s.lock.Unlock()
-		if l != nil && s.leaseGone(l) {
+		if l != nil && l.m.heldSession() == 0 {
 			// The lease went while the Unlock ran: returned, it would be
 			// held by a session that has ended, or by nobody. Its node
 			// is gone; Release only settles the handle.

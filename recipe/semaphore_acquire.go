@@ -19,7 +19,7 @@ import (
 //
 // Only the lock's holder, in the session that holds it, runs this loop:
 // each round starts by making sure the lock is still held so (see
-// lockSession), and attempt checks again between its create and its
+// Mutex.heldSession), and attempt checks again between its create and its
 // count. Two acquirers running it at once — one that lost the lock without
 // noticing and the one that holds it now — can each count the other's
 // node, find more than N, step back together and, their watched listings
@@ -32,7 +32,7 @@ func (s *Semaphore) acquireLocked(ctx context.Context) (l *Lease, relock bool, e
 		if err := ctx.Err(); err != nil {
 			return nil, false, err
 		}
-		session := s.lockSession()
+		session := s.lock.heldSession()
 		if session == 0 {
 			return nil, true, nil
 		}
@@ -55,39 +55,6 @@ func (s *Semaphore) acquireLocked(ctx context.Context) (l *Lease, relock bool, e
 	}
 }
 
-// lockSession returns the session in which the handle holds the
-// acquirers' lock, or 0 if it holds it no more: the hold was lost (its
-// node deleted, its session ended), or the Conn has a session other than
-// the hold's. go-zookeeper moves to a new session only once the old one
-// expired, taking the lock's node with it, and tells the hold's watch of
-// that in its own time; a request sent meanwhile goes out on the new
-// session, under no lock at all.
-func (s *Semaphore) lockSession() int64 {
-	m := s.lock
-	var session int64
-	m.mu.Lock()
-	if h := m.hold; h != nil && (h.state == MutexHeld || h.state == MutexSuspended) {
-		session = h.session
-	}
-	m.mu.Unlock()
-	if session == 0 || session != s.conn.SessionID() {
-		return 0
-	}
-	return session
-}
-
-// leaseGone reports whether l is known to be lost: its node's deletion
-// was seen, or the Conn has moved on from the session that owns the node
-// (go-zookeeper does so only once that session expired, and tells the
-// lease's watch in its own time). No request is sent.
-func (s *Semaphore) leaseGone(l *Lease) bool {
-	m := l.m
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	h := m.hold
-	return h == nil || h.state == MutexLost || h.session != s.conn.SessionID()
-}
-
 // errLockGone is createLease's word, to attempt, that the acquirers' lock
 // was lost before the create could be sent: nothing was created.
 var errLockGone = errors.New("recipe: the acquirers' lock was lost")
@@ -103,7 +70,7 @@ var errLockGone = errors.New("recipe: the acquirers' lock was lost")
 // that went. Between two acquirers counting at once it is each other's
 // deletion, and neither would ever wait (see acquireLocked).
 func (s *Semaphore) awaitRoom(ctx context.Context, session int64) (relock bool, err error) {
-	if s.lockSession() != session {
+	if s.lock.heldSession() != session {
 		return true, nil
 	}
 	var children []string
@@ -198,9 +165,10 @@ func (s *Semaphore) room(ctx context.Context) (bool, error) {
 //
 // lock is the session in which Acquire holds the acquirers' lock, 0 for
 // TryAcquire, which holds none. Under a lock, attempt creates and counts
-// only while the lock is held in that session (see lockSession); once it
-// is not, attempt creates nothing more, deletes a node it made, and
-// returns again: the caller's lock check sends it back to the lock's line.
+// only while the lock is held in that session (see Mutex.heldSession);
+// once it is not, attempt creates nothing more, deletes a node it made,
+// and returns again: the caller's lock check sends it back to the lock's
+// line.
 // The lease it takes is owned by that session too (see count).
 func (s *Semaphore) attempt(ctx context.Context, lock int64) (l *Lease, again bool, err error) {
 	node, err := s.createLease(ctx, lock)
@@ -238,7 +206,7 @@ func (s *Semaphore) createLease(ctx context.Context, lock int64) (string, error)
 		if s.nodes.closed.Load() {
 			return "", errConnClosed
 		}
-		if lock != 0 && s.lockSession() != lock {
+		if lock != 0 && s.lock.heldSession() != lock {
 			return fail(errLockGone)
 		}
 		_, err := s.conn.Create(node, s.nodes.cfg.data, zk.FlagEphemeral, s.nodes.cfg.acl)
@@ -300,7 +268,7 @@ func (s *Semaphore) createLease(ctx context.Context, lock int64) (string, error)
 // session owns was created in this session, so a listing that shows it was
 // made after its create, which is what the count needs.
 func (s *Semaphore) count(ctx context.Context, node string, lock int64) (l *Lease, again bool, err error) {
-	if lock != 0 && s.lockSession() != lock {
+	if lock != 0 && s.lock.heldSession() != lock {
 		// The lock went since the check before the create, which may
 		// have gone out on a new session: give the node up uncounted.
 		// Past this check the lock's session was the current one after
