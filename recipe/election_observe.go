@@ -36,9 +36,9 @@ import (
 // session. When the session expires go-zookeeper ends every watch
 // (EventNotWatching) and carries on with a new session, on which Observe
 // syncs and reads again: a new session may be served by a member that is
-// behind what the old one saw. The goroutine behind the channel ends once ctx is done,
-// even while a value waits to be received or a request waits for a
-// reconnection. The last watch it set stays on the server until it fires
+// behind what the old one saw. The goroutine behind the channel ends once
+// ctx is done, even while a value waits to be received or a request waits
+// for a reconnection. The last watch it set stays on the server until it fires
 // or the session ends: go-zookeeper v1.0.4 cannot remove a watch.
 func (e *Election) Observe(ctx context.Context) <-chan Leader {
 	ch := make(chan Leader)
