@@ -89,12 +89,17 @@ func TestCheckTargets(t *testing.T) {
 		"a fuzz campaign on 2 workers at least 1.7× the cases per second of 1 worker: 1.6×, NOT met",
 		"reads from 16 goroutines past 1 goroutine's throughput on the fake: 0.8× of it, NOT met",
 	}
-	got := checkTargets(rows)
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("checkTargets =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
+	wantTargets(t, rows, want)
 	if got := checkTargets(nil); len(got) != 0 {
 		t.Errorf("checkTargets(nil) = %q, want nothing", got)
+	}
+}
+
+// wantTargets fails t unless checkTargets(rows) says want, line by line.
+func wantTargets(t *testing.T, rows []row, want []string) {
+	t.Helper()
+	if got := checkTargets(rows); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("checkTargets =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
 
@@ -117,10 +122,7 @@ func TestCheckLockTargets(t *testing.T) {
 		"lock handoff with 1,000 waiters within 2× the handoff with 1 on the fake: 50 µs and 20 µs, 2.5×, NOT met",
 		"at most 12 allocations per uncontended Lock + Unlock on the fake: 12, met",
 	}
-	got := checkTargets(rows)
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("checkTargets =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
+	wantTargets(t, rows, want)
 
 	rows[4].fake = sideOf(map[string]float64{"ns/op": 4000, "allocs/op": 13})
 	rows[6].fake = ns(40000)
@@ -130,21 +132,14 @@ func TestCheckLockTargets(t *testing.T) {
 		"lock handoff with 1,000 waiters within 2× the handoff with 1 on the fake: 40 µs and 20 µs, 2×, met",
 		"at most 12 allocations per uncontended Lock + Unlock on the fake: 13, NOT met",
 	}
-	got = checkTargets(rows)
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("checkTargets =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
+	wantTargets(t, rows, want)
 
 	// Without the Children row, the first target cannot be told; without
 	// the one-waiter row, the second.
-	got = checkTargets([]row{rows[0], rows[1], rows[3], rows[4], rows[6]})
-	want = []string{
+	wantTargets(t, []row{rows[0], rows[1], rows[3], rows[4], rows[6]}, []string{
 		"Get under 300 ns on the fake: 200 ns, met",
 		"at most 12 allocations per uncontended Lock + Unlock on the fake: 13, NOT met",
-	}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("checkTargets with rows missing =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
+	})
 }
 
 func TestWriteMarkdown(t *testing.T) {
