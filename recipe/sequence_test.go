@@ -136,9 +136,9 @@ func TestPredecessor(t *testing.T) {
 }
 
 // predecessorBySorting is predecessor as the queue's definition gives it:
-// sort the contenders, then walk the queue up to our own node.
-func predecessorBySorting(children []string, name, mark string) (pred string, present bool, strays []string) {
-	for _, c := range queueOrder(children) {
+// walk the sorted contenders up to our own node.
+func predecessorBySorting(queue []contender, name, mark string) (pred string, present bool, strays []string) {
+	for _, c := range queue {
 		switch {
 		case c.name == name:
 			present = true
@@ -188,7 +188,7 @@ func TestPredecessorAgreesWithTheSortedQueue(t *testing.T) {
 		}
 		rng.Shuffle(len(children), func(i, j int) { children[i], children[j] = children[j], children[i] })
 		pred, present, strays := predecessor(children, name, mark, DefaultNodeName, nil)
-		wantPred, wantPresent, wantStrays := predecessorBySorting(children, name, mark)
+		wantPred, wantPresent, wantStrays := predecessorBySorting(queueOrder(children), name, mark)
 		if pred != wantPred || present != wantPresent || !slices.Equal(strays, wantStrays) {
 			t.Fatalf("round %d: predecessor(%q, %q) = %q, %v, %q; sorting gives %q, %v, %q",
 				round, children, name, pred, present, strays, wantPred, wantPresent, wantStrays)
@@ -236,19 +236,7 @@ func TestPredecessorAgreesWithTheSortedQueueOnFullNames(t *testing.T) {
 		}
 		rng.Shuffle(len(children), func(i, j int) { children[i], children[j] = children[j], children[i] })
 		pred, present, strays := predecessor(children, name, mark, DefaultNodeName, nil)
-		var wantPred string
-		var wantPresent bool
-		var wantStrays []string
-		for _, c := range queueOrderIn(children, DefaultNodeName) {
-			switch {
-			case c.name == name:
-				wantPresent = true
-			case strings.HasPrefix(c.name, mark):
-				wantStrays = append(wantStrays, c.name)
-			case !wantPresent:
-				wantPred = c.name
-			}
-		}
+		wantPred, wantPresent, wantStrays := predecessorBySorting(queueOrderIn(children, DefaultNodeName), name, mark)
 		if pred != wantPred || present != wantPresent || !slices.Equal(strays, wantStrays) {
 			t.Fatalf("round %d: predecessor(%q, %q) = %q, %v, %q; sorting gives %q, %v, %q",
 				round, children, name, pred, present, strays, wantPred, wantPresent, wantStrays)
