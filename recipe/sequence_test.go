@@ -151,6 +151,18 @@ func predecessorBySorting(queue []contender, name, mark string) (pred string, pr
 	return pred, present, strays
 }
 
+// addOnce returns a function that appends a name to *names unless it is
+// there already: a directory lists every name once.
+func addOnce(names *[]string) func(string) {
+	seen := map[string]bool{}
+	return func(name string) {
+		if !seen[name] {
+			seen[name] = true
+			*names = append(*names, name)
+		}
+	}
+}
+
 // The one-pass predecessor agrees with sorting the queue, on random
 // directories of contenders, strays of our own, other locks' protected
 // nodes, equal sequence numbers and non-contenders, with our node there or
@@ -160,13 +172,7 @@ func TestPredecessorAgreesWithTheSortedQueue(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for round := range 5000 {
 		var children []string
-		used := map[string]bool{}
-		add := func(name string) {
-			if !used[name] {
-				used[name] = true
-				children = append(children, name)
-			}
-		}
+		add := addOnce(&children)
 		for range rng.IntN(12) {
 			seq := fmt.Sprintf("%010d", rng.IntN(8))
 			switch rng.IntN(5) {
@@ -209,13 +215,7 @@ func TestPredecessorAgreesWithTheSortedQueueOnFullNames(t *testing.T) {
 		base := []int64{0, 1000, math.MaxInt32 - 4}[rng.IntN(3)]
 		seq := func() string { return fmt.Sprintf("%010d", int32(base+rng.Int64N(10))) } // int32: past the wrap, negative
 		var children []string
-		used := map[string]bool{}
-		add := func(name string) {
-			if !used[name] {
-				used[name] = true
-				children = append(children, name)
-			}
-		}
+		add := addOnce(&children)
 		for range rng.IntN(16) {
 			switch rng.IntN(6) {
 			case 0, 1:
