@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -397,7 +396,7 @@ func errText(err error) string {
 	if err == nil {
 		return "nil"
 	}
-	if errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) {
+	if zktest.ClosedConnection(err) {
 		// When the server closes the connection while go-zookeeper is
 		// still writing a request too large for it, the call returns
 		// either zk.ErrConnectionClosed or the socket's own error,

@@ -271,8 +271,16 @@ func errorsOversizeRequest(t *testing.T, env Env) {
 	// ACL); ZooKeeper 3.8 drops a connection whose frame exceeds 1048575.
 	limit := 1048575 - 47 - len(p)
 	got, err := c.Create(p, make([]byte, limit+1), 0, OpenACL)
-	// ZooKeeper 3.8: the server closes the connection; go-zookeeper reports ErrConnectionClosed.
-	wantErr(t, "Create one byte over jute.maxbuffer", err, zk.ErrConnectionClosed)
+	// ZooKeeper 3.8: the server closes the connection. go-zookeeper reports
+	// ErrConnectionClosed, or on a real socket, when the server closed it
+	// while the client was still writing the frame, the write's own error
+	// (see ClosedConnection): timing decides which.
+	if !ClosedConnection(err) {
+		t.Fatalf("Create one byte over jute.maxbuffer: error = %v; want the connection closed", describe(err))
+	}
+	if !env.Real() {
+		wantErr(t, "Create one byte over jute.maxbuffer, on the fake", err, zk.ErrConnectionClosed)
+	}
 	wantEqual(t, "Create path", got, "")
 	waitState(t, "after the dropped connection", events, zk.StateDisconnected)
 	waitState(t, "reconnecting", events, zk.StateHasSession)
