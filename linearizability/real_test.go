@@ -133,10 +133,15 @@ func TestZnodesAgainstRealZooKeeper(t *testing.T) {
 	}
 
 	rec := linearizability.NewRecorder(nil)
+	// The clients' choices are drawn from a seed of the run's, told so that
+	// a failing run's choices can be read again; the real ensemble's timing
+	// is not replayed with them.
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
 	var wg sync.WaitGroup
 	for client := range 4 {
 		wg.Go(func() {
-			rng := rand.New(rand.NewPCG(uint64(client), uint64(time.Now().UnixNano())))
+			rng := rand.New(rand.NewPCG(uint64(client), seed))
 			conn := connectReal(t, servers)
 			// Closing a session deletes its ephemerals, like an
 			// expiry, and the other clients may see it: record it.
