@@ -336,7 +336,7 @@ func describeNodes(nodes []node) string {
 		}
 	}
 	sort.Strings(parts)
-	return strings.Join(parts, ", ")
+	return abbreviated(parts, ", ")
 }
 
 // watchedPaths describes where the server holds watches, among the paths

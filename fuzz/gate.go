@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -404,5 +403,5 @@ func describeChildren(names []string) string {
 		sorted[i] = stable(n)
 	}
 	sort.Strings(sorted)
-	return "[" + strings.Join(sorted, " ") + "]"
+	return "[" + abbreviated(sorted, " ") + "]"
 }
