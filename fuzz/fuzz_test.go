@@ -154,17 +154,21 @@ func sameSeedCases() int {
 	return 150
 }
 
-// mutantSeeds is how many seeds TestMutantsFound tries for each mutant: five,
-// or two under the race detector (see raceEnabled).
+// mutantSeeds is how many seeds TestMutantsFound tries for each mutant:
+// one in the fast tier, five in the long one (two under the race
+// detector, which slows a case about tenfold).
 func mutantSeeds() uint64 {
-	if raceEnabled {
+	switch {
+	case !longTier:
+		return 1
+	case raceEnabled:
 		return 2
 	}
 	return 5
 }
 
 // TestMutantsFound runs the campaign CheckMutex runs against each mutant,
-// with five seeds (two under the race detector), and checks that every seed finds the mutant within its
+// with mutantSeeds seeds, and checks that every seed finds the mutant within its
 // budget with the detector the mutant's mistake calls for. The cases are
 // the very ones CheckMutex would run; only the failing is left out, so
 // that the count of cases to the first finding can be read. A mutant whose
@@ -345,10 +349,17 @@ func TestDetectorsFindTheirBugs(t *testing.T) {
 // compares every case's transcript — the story and the fake server's event
 // log — as strings: the harness, not the Go scheduler, decides what
 // happens. A different seed gives different cases.
+//
+// The fast tier runs the project's recipes, the mutants' sound lock and
+// one mutant of each recipe kind; the long tier runs every mutant.
 func TestSameSeedSameHistory(t *testing.T) {
-	targets := map[string]Target{"sound queue lock": Lock(soundQueueLock), "recipe.Mutex": Lock(RecipeMutex), "recipe.Election": Election(RecipeElection)}
+	targets := map[string]Target{"sound queue lock": Lock(soundQueueLock), "recipe.Mutex": Lock(RecipeMutex), "recipe.Election": Election(RecipeElection), "recipe.RWMutex": RWMutex(RecipeRWMutex), "recipe.Semaphore": Semaphore(RecipeSemaphore)}
+	kinds := map[string]bool{}
 	for _, m := range Mutants() {
-		targets[m.Name] = m.Target
+		if longTier || !kinds[m.Recipe] {
+			targets[m.Name] = m.Target
+		}
+		kinds[m.Recipe] = true
 	}
 	for name, target := range targets {
 		t.Run(name, func(t *testing.T) {
@@ -427,15 +438,20 @@ func TestHelperCheckMutex(t *testing.T) {
 // gets: the test fails naming the mutant's detector, with the shrunk
 // story, the HTML report written where asked, and rapid's fail file under
 // testdata/rapid; and a plain rerun replays that fail file first.
+//
+// The fast tier runs one mutant for each detector that finds one; the
+// long tier runs them all.
 func TestCheckMutexFailsAndReplays(t *testing.T) {
 	if testing.Short() {
-		t.Skip("shrinks a finding of every mutant in child processes")
+		t.Skip("shrinks findings of mutants in child processes")
 	}
-	for i, m := range withExamples() {
+	detectors := map[Detector]bool{}
+	for _, m := range withExamples() {
 		t.Run(m.Name, func(t *testing.T) {
-			if raceEnabled && i%3 != 0 {
-				t.Skip("a third of the mutants under the race detector; make test runs them all without it")
+			if !longTier && detectors[m.Detector] {
+				t.Skip("another mutant of this detector runs in the fast tier; the long tier (-tags long) runs them all")
 			}
+			detectors[m.Detector] = true
 			t.Parallel()
 			dir, html := t.TempDir(), t.TempDir()
 			child := func(args ...string) (string, error) {
@@ -547,6 +563,24 @@ func TestStableElidesGUIDs(t *testing.T) {
 	if got := stable(in); got != want {
 		t.Fatalf("stable(%q) = %q, want %q", in, got, want)
 	}
+	const g = "0123456789abcdef0123456789abcdef"
+	for in, want := range map[string]string{
+		"":                   "",
+		"_c_":                "_c_",
+		"x_c_" + g:           "x_c_" + g,
+		"_c_" + g[1:] + "g-": "_c_" + g[1:] + "g-",
+		"_c__c_" + g + "-x":  "_c__c_…-x",
+		// A lease named by a GUID alone, as a path and in a listing.
+		"delete /semaphores/imports/" + g:      "delete /semaphores/imports/…",
+		"[" + g + " " + g + "]":                "[" + g + " " + g + "]",
+		g + ", /s/" + g + " (ephemeral)":       "…, /s/… (ephemeral)",
+		"/s/" + g + "0 /s/x" + g + " /s/" + g:  "/s/" + g + "0 /s/x" + g + " /s/…",
+		"/s/" + g + "-lock /s/" + g[:31] + "/": "/s/" + g + "-lock /s/" + g[:31] + "/",
+	} {
+		if got := stable(in); got != want {
+			t.Errorf("stable(%q) = %q, want %q", in, got, want)
+		}
+	}
 }
 
 // FuzzRecipeMutex is the campaign as a fuzz target: `go test ./fuzz
@@ -564,4 +598,18 @@ func FuzzRecipeMutex(f *testing.F) {
 		f.Add(input)
 	}
 	f.Fuzz(Fuzz(Lock(RecipeMutex)))
+}
+
+func TestAbbreviatedListsLongListingsInPart(t *testing.T) {
+	var names []string
+	for i := range 20 {
+		names = append(names, fmt.Sprintf("n%02d", i))
+	}
+	if got := abbreviated(names[:listedInFull], " "); got != strings.Join(names[:listedInFull], " ") {
+		t.Errorf("%d names: %q, want them all", listedInFull, got)
+	}
+	want := "n00 n01 n02 n03 n04 n05 n06 n07 … 4 more … n12 n13 n14 n15 n16 n17 n18 n19"
+	if got := abbreviated(names, " "); got != want {
+		t.Errorf("20 names: %q, want %q", got, want)
+	}
 }
