@@ -126,3 +126,29 @@ func TestNoQuorumServesNobodyAndExpiresNobody(t *testing.T) {
 		mustCreate(t, a, "/y", 0)
 	})
 }
+
+// A session made on a lagging member reads nothing older than its own
+// creation: the member answers the connect only once it has applied the
+// createSession transaction, and every one before it. So a client whose
+// session expired, and which opens the next on a member that lags, does not
+// read back behind what its old session saw.
+func TestNewSessionOnALaggingFollowerReadsNothingOlder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := zkfake.NewServer(zkfake.WithEnsemble(3))
+		writer, _, _ := srv.Connect(10*time.Second, zkfake.WithMember(0))
+		mustCreate(t, writer, "/gone", 0)
+		srv.SetLagging(2, true)
+		if err := writer.Delete("/gone", -1); err != nil {
+			t.Fatal(err)
+		}
+		mustCreate(t, writer, "/new", 0)
+		reader, _, _ := srv.Connect(10*time.Second, zkfake.WithMember(2))
+		if exists(t, reader, "/gone") || !exists(t, reader, "/new") {
+			t.Fatal("a session made on a lagging member read a tree older than its creation")
+		}
+		mustCreate(t, writer, "/later", 0)
+		if exists(t, reader, "/later") {
+			t.Fatal("the member stopped lagging: it showed a write after the session's creation")
+		}
+	})
+}

@@ -175,6 +175,14 @@ func (s *Server) openSession(c *Conn) {
 	c.timeout = s.negotiate(c.requested)
 	s.st.createSession(id, c.timeout.Milliseconds())
 	s.replicate()
+	// createSession is a transaction, and the member answers the connect
+	// only once it has applied it (FinalRequestProcessor), so after every
+	// transaction before it: a new session, even on a member that lags and
+	// even after its client forgot every zxid of an expired one, reads
+	// nothing older than its own creation.
+	if m := s.memberOf(c); m.applied < s.st.zxid {
+		s.catchUp(m, s.st.zxid)
+	}
 	s.conns[id] = c
 	c.session = id
 	c.sessionID.Store(id)
