@@ -2,12 +2,9 @@ package recipe
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/go-zookeeper/zk"
 )
 
 // An orphan is a node of the handle's that may exist but is no longer
@@ -16,9 +13,14 @@ import (
 // its GUID. Left alone, an orphan sits in the lock's queue for as long as
 // its session lives, and every later contender waits behind it forever.
 // So, as Curator does with protected nodes, the handle deletes orphans in
-// the background until they are gone or orphanTimeout passes without the
-// server being reached (by then a real session has expired and taken its
-// ephemeral nodes with it).
+// the background until the server settles them or the Conn is closed:
+// however long the server stays out of reach. No time bound would do: the
+// session outlives any outage in which the ensemble has no quorum
+// (ZooKeeper expires no session then), and any partition shorter than a
+// negotiated timeout that may be minutes long; when the link comes back,
+// the session resumes with its orphan still at the head of the queue. Only
+// a connection loss keeps an orphan: any other answer settles it, as no
+// retry could change it.
 //
 // An orphan is settled by what the server shows, never by comparing
 // session ids: go-zookeeper sends a request queued while it was
@@ -28,9 +30,6 @@ type orphan struct {
 	node string // full path, if known
 	guid string // the GUID the node's name carries, if the path is not known
 }
-
-// orphanTimeout bounds the background deletion of orphans.
-const orphanTimeout = time.Minute
 
 // adopt records an orphan, once, and makes sure the background reaper
 // runs. A release that fails again while the connection is down adopts its
@@ -52,16 +51,15 @@ func (m *Mutex) adopt(o orphan) {
 func (m *Mutex) reapIfNeeded() {
 	if len(m.orphans) > 0 && !m.reaping {
 		m.reaping = true
-		m.reapAfter(firstBackoff, time.Now().Add(orphanTimeout))
+		m.reapAfter(firstBackoff)
 	}
 }
 
 // reapAfter retries the orphans after a pause, and again with a longer
-// pause while some are left, until orphanTimeout passes. Each round runs
-// from a timer rather than a goroutine that sleeps between rounds, so that
-// nothing of the Mutex is left blocked between them. Orphans it could not
-// settle stay recorded, and the next Lock tries them again.
-func (m *Mutex) reapAfter(pause time.Duration, deadline time.Time) {
+// pause, up to maxBackoff, while some are left. Each round runs from a
+// timer rather than a goroutine that sleeps between rounds, so that
+// nothing of the Mutex is left blocked between them.
+func (m *Mutex) reapAfter(pause time.Duration) {
 	time.AfterFunc(pause, func() {
 		m.retryOrphans()
 		m.mu.Lock()
@@ -69,11 +67,11 @@ func (m *Mutex) reapAfter(pause time.Duration, deadline time.Time) {
 		// Whether to go on is decided on what is recorded now, under the
 		// lock, not on what this round saw: another round may be holding
 		// orphans it will put back.
-		if len(m.orphans) == 0 || !time.Now().Before(deadline) {
+		if len(m.orphans) == 0 {
 			m.reaping = false
 			return
 		}
-		m.reapAfter(min(2*pause, maxBackoff), deadline)
+		m.reapAfter(min(2*pause, maxBackoff))
 	})
 }
 
@@ -97,9 +95,10 @@ func (m *Mutex) retryOrphans() {
 }
 
 // settleOrphan deletes an orphan, or finds it needs no deleting, and
-// reports whether it is settled. A Conn known to be closed settles every
-// orphan: closing the session deletes its ephemeral nodes. The rounds of
-// the reaper count as the retries closedBy needs to tell a closed Conn.
+// reports whether it is settled: anything but a connection loss settles
+// it. A Conn known to be closed settles every orphan: closing the session
+// deletes its ephemeral nodes. The rounds of the reaper count as the
+// retries closedBy needs to tell a closed Conn.
 func (m *Mutex) settleOrphan(o orphan) bool {
 	if m.closed.Load() {
 		return true
@@ -107,7 +106,7 @@ func (m *Mutex) settleOrphan(o orphan) bool {
 	if o.node != "" {
 		err := m.conn.Delete(o.node, -1)
 		closed := m.reaperSaw(err)
-		return err == nil || goneWithSession(err) || closed
+		return !IsConnectionLoss(err) || closed
 	}
 	// A node known only by its GUID is settled once a listing shows none,
 	// or every one found is deleted. The listing must follow a sync: the
@@ -117,14 +116,11 @@ func (m *Mutex) settleOrphan(o orphan) bool {
 	// the queue for good.
 	_, err := m.conn.Sync(m.dir)
 	if closed := m.reaperSaw(err); err != nil {
-		return errors.Is(err, zk.ErrNoNode) || closed
+		return !IsConnectionLoss(err) || closed
 	}
 	children, _, err := m.conn.Children(m.dir)
-	switch {
-	case errors.Is(err, zk.ErrNoNode):
-		return true
-	case err != nil:
-		return m.reaperSaw(err)
+	if closed := m.reaperSaw(err); err != nil {
+		return !IsConnectionLoss(err) || closed
 	}
 	mark := protectedPrefix + o.guid + "-"
 	settled := true
@@ -132,7 +128,8 @@ func (m *Mutex) settleOrphan(o orphan) bool {
 		if !strings.HasPrefix(name, mark) {
 			continue
 		}
-		if err := m.conn.Delete(joinPath(m.dir, name), -1); err != nil && !goneWithSession(err) && !m.reaperSaw(err) {
+		err := m.conn.Delete(joinPath(m.dir, name), -1)
+		if closed := m.reaperSaw(err); IsConnectionLoss(err) && !closed {
 			settled = false
 		}
 	}

@@ -144,7 +144,8 @@ const semaphoreLockSuffix = "-__lock__"
 // On every path that does not end in a lease the Semaphore deletes its
 // node: over N, ctx cancelled, an error after the create, the directory's
 // N refused. A node it cannot delete is deleted in the background until
-// the server is reached or a minute passes. A create whose reply was lost
+// the server answers, however long it stays out of reach (a session
+// outlives an ensemble without quorum), or the Conn is closed. A create whose reply was lost
 // is repeated under the same name: ZooKeeper answers ErrNodeExists if the
 // first was applied, so the node is found again without a listing and
 // without twins (and a create held up on the member the client left
