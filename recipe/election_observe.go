@@ -35,8 +35,11 @@ import (
 // as long as ctx lasts; the watch survives a reconnection with the same
 // session. When the session expires go-zookeeper ends every watch
 // (EventNotWatching) and carries on with a new session, on which Observe
-// syncs and reads again: a new session may be served by a member that is
-// behind what the old one saw. The goroutine behind the channel ends once
+// syncs and reads again. (A new session is served by a member that has
+// applied its createSession, and so all the old one saw — unless the
+// ensemble runs local sessions, localSessionsEnabled, which are no
+// transactions: then the member may be behind, and the sync makes up for
+// it.) The goroutine behind the channel ends once
 // ctx is done, even while a value waits to be received or a request waits
 // for a reconnection. The last watch it set stays on the server until it fires
 // or the session ends: go-zookeeper v1.0.4 cannot remove a watch.
@@ -69,8 +72,9 @@ func (e *Election) observe(ctx context.Context, ch chan<- Leader) {
 			// event the client has seen, and the client never reads
 			// from a member behind what it has seen in its session;
 			// but go-zookeeper forgets what it has seen when its session
-			// expires, and its new session may read from a member that
-			// has not applied the departure of a leader already told.
+			// expires, and with local sessions its new session may read
+			// from a member that has not applied the departure of a
+			// leader already told.
 			v, err = e.look(ctx, !synced || session != syncedIn)
 			return err
 		})

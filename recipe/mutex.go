@@ -411,7 +411,11 @@ func (m *Mutex) TryLock(ctx context.Context) (bool, error) {
 // Unlock releases one Lock: it counts down a reentrant hold and deletes the
 // node when the count reaches zero. It returns ErrNotLocked if the handle
 // holds nothing, and ErrLockLost if the hold was lost before the release
-// took effect; either way the handle is then unlocked. While the connection
+// took effect; either way the handle is then unlocked. Unlock returns nil
+// only for a node that its own Delete removed (or may have: one whose reply
+// was lost): a node someone else deleted is ErrLockLost, even when the
+// watch event that tells of it reaches the Mutex only after Unlock began,
+// since the deletion may have come long before. While the connection
 // is lost Unlock retries for the retry timeout (WithRetryTimeout); if that
 // is not enough it returns the error and the release is pending
 // (MutexReleasing): the handle no longer holds the lock, but its node may

@@ -284,7 +284,8 @@ func (m *Mutex) release(ctx context.Context, h *hold) (lost bool, err error) {
 	m.mu.Unlock()
 	if err != nil && goneEarly && !errors.Is(err, zk.ErrSessionExpired) && !errors.Is(err, zk.ErrClosing) {
 		// The node's deletion was seen while this release ran: whatever
-		// kept the Delete from being confirmed, the node is gone.
+		// kept the Delete from being confirmed, the node is gone (whether
+		// by that Delete is for unsure to say).
 		err = zk.ErrNoNode
 	}
 
@@ -292,10 +293,15 @@ func (m *Mutex) release(ctx context.Context, h *hold) (lost bool, err error) {
 	case err == nil:
 	case errors.Is(err, zk.ErrNoNode):
 		// Gone. If a Delete of ours may have been applied without its reply
-		// reaching us, or the node vanished only once Unlock had begun, the
-		// critical section ended before anyone else could enter: released.
-		// Otherwise the node was gone before Unlock: lost.
-		if !(unsure || goneEarly) || m.conn.SessionID() != h.session {
+		// reaching us, the critical section ended before anyone else could
+		// enter: released. Otherwise someone else deleted the node, and
+		// when is not known: that its deletion was seen only once Unlock
+		// had begun says nothing of when it happened, as go-zookeeper
+		// hands a watch event to the recipe when the recipe's goroutine
+		// reads it, maybe after the reply to a later request. Another
+		// contender may have held the lock inside the critical section:
+		// lost.
+		if !unsure || m.conn.SessionID() != h.session {
 			return true, nil
 		}
 	case errors.Is(err, zk.ErrSessionExpired), errors.Is(err, zk.ErrClosing):
