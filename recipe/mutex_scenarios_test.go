@@ -51,6 +51,8 @@ var mutexScenarios = []zktest.Scenario{
 	{Name: "ConnClosedWhileHeld", Body: testConnClosedWhileHeld},
 	{Name: "CancelledBeforeLock", Body: testCancelledBeforeLock},
 	{Name: "ErrorAfterCreateCleansUp", Body: testErrorAfterCreateCleansUp},
+	{Name: "FailedUnlockOutlivesQuorumLoss", Body: testFailedUnlockOutlivesQuorumLoss},
+	{Name: "UnlockAfterUnseenDeletion", Body: testUnlockAfterUnseenDeletion},
 }
 
 func runMutexScenarios(t *testing.T, target zktest.Target) {
