@@ -176,4 +176,3 @@ func testUnlockAfterUnseenDeletion(t *testing.T, env zktest.Env) {
 		t.Fatal(err)
 	}
 }
-
