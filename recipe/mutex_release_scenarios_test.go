@@ -33,14 +33,7 @@ func testFailedUnlockOutlivesQuorumLoss(t *testing.T, env zktest.Env) {
 		t.Skip("the environment cannot stop ensemble members")
 	}
 	dir := env.Base() + "/lock"
-	connA, _ := env.Connect(t, sessionTimeout)
-	connB, _ := env.Connect(t, sessionTimeout)
-	a, b := recipe.NewMutex(connA, dir), recipe.NewMutex(connB, dir)
-	if err := a.Lock(testCtx(t)); err != nil {
-		t.Fatal(err)
-	}
-	bDone := lockAsync(testCtx(t), b)
-	settles(t, connB, dir, 2)
+	a, b, connB, bDone := holderAndWaiter(t, env, dir)
 
 	// Stop every member but the clients' home: no quorum is left.
 	var stopped []int

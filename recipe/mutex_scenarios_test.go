@@ -1003,6 +1003,21 @@ func bThenA(t *testing.T, a, b *recipe.Mutex, aDone, bDone <-chan error) {
 	}
 }
 
+// holderAndWaiter makes two sessions' Mutexes on dir: a holds the lock,
+// and b's Lock, whose result comes on bDone, waits in the queue behind it.
+func holderAndWaiter(t *testing.T, env zktest.Env, dir string) (a, b *recipe.Mutex, connB zktest.Conn, bDone <-chan error) {
+	t.Helper()
+	connA, _ := env.Connect(t, sessionTimeout)
+	connB, _ = env.Connect(t, sessionTimeout)
+	a, b = recipe.NewMutex(connA, dir), recipe.NewMutex(connB, dir)
+	if err := a.Lock(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	bDone = lockAsync(testCtx(t), b)
+	settles(t, connB, dir, 2)
+	return a, b, connB, bDone
+}
+
 // An Unlock that fails before its Delete is sent leaves the node in the
 // queue. The next Lock on the handle finishes the release — the waiter
 // behind gets the lock — and queues afresh; it used to count up on the old
@@ -1010,14 +1025,7 @@ func bThenA(t *testing.T, a, b *recipe.Mutex, aDone, bDone <-chan error) {
 // and the node stayed for as long as the session lived.
 func testFailedUnlockFinishedByLock(t *testing.T, env zktest.Env) {
 	dir := env.Base() + "/lock"
-	connA, _ := env.Connect(t, sessionTimeout)
-	connB, _ := env.Connect(t, sessionTimeout)
-	a, b := recipe.NewMutex(connA, dir), recipe.NewMutex(connB, dir)
-	if err := a.Lock(testCtx(t)); err != nil {
-		t.Fatal(err)
-	}
-	bDone := lockAsync(testCtx(t), b)
-	settles(t, connB, dir, 2)
+	a, b, connB, bDone := holderAndWaiter(t, env, dir)
 	done, cancel := context.WithCancel(context.Background())
 	cancel()
 	if err := a.UnlockContext(done); !errors.Is(err, context.Canceled) {
