@@ -102,9 +102,11 @@ type request struct {
 
 // key orders requests of one client that are pending at once (the client
 // loop and a locker's own goroutine), so that which goes first does not
-// depend on which goroutine registered first.
+// depend on which goroutine registered first, nor on the random GUIDs in
+// node names (stable): two Deletes of protected nodes go in the order of
+// their sequence numbers.
 func (r *request) key() string {
-	return fmt.Sprintf("%d\x00%s\x00%s\x00%s", r.point, r.method, r.path, r.detail)
+	return fmt.Sprintf("%d\x00%s\x00%s\x00%s", r.point, r.method, stable(r.path), r.detail)
 }
 
 // completion is a call that returned: what the harness tells in the story

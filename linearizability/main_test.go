@@ -12,7 +12,7 @@ import (
 // draws a random one, which rapid prints on a failure.
 func TestMain(m *testing.M) {
 	flag.Parse()
-	chosen := os.Getenv("RAPID_SEED") != ""
+	_, chosen := os.LookupEnv("RAPID_SEED")
 	flag.Visit(func(f *flag.Flag) { chosen = chosen || f.Name == "rapid.seed" })
 	if !chosen {
 		if err := flag.Set("rapid.seed", "1"); err != nil {

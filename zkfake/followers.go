@@ -11,9 +11,9 @@ import (
 // order, each serving the reads and watches of the sessions connected to
 // it. A follower set lagging applies nothing until something forces it: a
 // write by one of its own sessions (a session never reads older than its
-// own last write), a Sync, CatchUp, or a client reconnecting to it that has
-// read a later zxid (a server refuses a client that has seen more than it
-// has). That is all ZooKeeper promises: writes are linearizable, reads may
+// own last write), a new session opened on it (its createSession is such a
+// write), a Sync, CatchUp, or a client reconnecting to it that has read a
+// later zxid (a server refuses a client that has seen more than it has). That is all ZooKeeper promises: writes are linearizable, reads may
 // be stale.
 
 // WithEnsemble makes the server model an ensemble of n members (member 0
@@ -161,8 +161,9 @@ func (s *Server) catchUp(m *member, zxid int64) {
 
 // SetLagging makes ensemble member i lag (or stop lagging, catching up at
 // once). A lagging member applies the leader's transactions only when one
-// of its sessions writes or calls Sync, or CatchUp is called, so its
-// sessions read stale data and see their watches fire late.
+// of its sessions writes or calls Sync, a session is opened on it, or
+// CatchUp is called, so its sessions read stale data and see their watches
+// fire late.
 func (s *Server) SetLagging(i int, lagging bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

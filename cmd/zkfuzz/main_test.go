@@ -142,11 +142,10 @@ func TestStopsWhenAsked(t *testing.T) {
 	// The progress line is rewritten in place ("\r   123 cases ..."): wait
 	// for one that counts a case, then keep draining it.
 	ran := regexp.MustCompile(`\r\s*[1-9]\d* cases`)
-	var seen bytes.Buffer
+	var seen bytes.Buffer // stderr; read only once done is
 	started := make(chan struct{})
-	drained := make(chan struct{})
+	done := make(chan error, 1)
 	go func() {
-		defer close(drained)
 		buf := make([]byte, 4096)
 		for signalled := false; ; {
 			n, err := progress.Read(buf)
@@ -156,33 +155,41 @@ func TestStopsWhenAsked(t *testing.T) {
 				close(started)
 			}
 			if err != nil {
-				return
+				break
 			}
 		}
+		done <- cmd.Wait() // after every read of the pipe, as Wait asks
 	}()
+	exited := false
+	t.Cleanup(func() {
+		if !exited {
+			cmd.Process.Kill()
+			<-done
+		}
+	})
+	report := func() string { return out.String() + seen.String() }
 	select {
 	case <-started:
-	case <-drained:
-		err := cmd.Wait()
-		t.Fatalf("the campaign ended (%v) before it reported a case:\n%s", err, out.String())
+	case err := <-done:
+		exited = true
+		t.Fatalf("the campaign ended (%v) before it reported a case:\n%s", err, report())
+	case <-time.After(stopLimit):
+		t.Fatalf("the campaign reported no case in %v", stopLimit)
 	}
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { <-drained; done <- cmd.Wait() }()
 	select {
 	case err := <-done:
+		exited = true
 		if err != nil {
-			t.Errorf("the campaign failed when asked to stop (%v):\n%s", err, out.String())
+			t.Errorf("the campaign failed when asked to stop (%v):\n%s", err, report())
 		}
 	case <-time.After(stopLimit):
-		cmd.Process.Kill()
-		<-done
-		t.Fatalf("the campaign had not stopped %v after it was asked:\n%s", stopLimit, out.String())
+		t.Fatalf("the campaign had not stopped %v after it was asked", stopLimit)
 	}
 	if !regexp.MustCompile(`stopped, no finding so far in [1-9]\d* cases`).MatchString(out.String()) {
-		t.Errorf("the report does not say how many cases ran:\n%s", out.String())
+		t.Errorf("the report does not say how many cases ran:\n%s", report())
 	}
 }
 

@@ -396,7 +396,7 @@ func errText(err error) string {
 	if err == nil {
 		return "nil"
 	}
-	if zktest.ClosedConnection(err) {
+	if zktest.ClosedConnection(err) && !errors.Is(err, zk.ErrConnectionClosed) {
 		// When the server closes the connection while go-zookeeper is
 		// still writing a request too large for it, the call returns
 		// either zk.ErrConnectionClosed or the socket's own error,
