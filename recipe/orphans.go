@@ -104,9 +104,7 @@ func (m *Mutex) settleOrphan(o orphan) bool {
 		return true
 	}
 	if o.node != "" {
-		err := m.conn.Delete(o.node, -1)
-		closed := m.reaperSaw(err)
-		return !IsConnectionLoss(err) || closed
+		return m.reaperSettles(m.conn.Delete(o.node, -1))
 	}
 	// A node known only by its GUID is settled once a listing shows none,
 	// or every one found is deleted. The listing must follow a sync: the
@@ -115,12 +113,12 @@ func (m *Mutex) settleOrphan(o orphan) bool {
 	// node would appear there later, owned by a live session, and block
 	// the queue for good.
 	_, err := m.conn.Sync(m.dir)
-	if closed := m.reaperSaw(err); err != nil {
-		return !IsConnectionLoss(err) || closed
+	if settled := m.reaperSettles(err); err != nil {
+		return settled
 	}
 	children, _, err := m.conn.Children(m.dir)
-	if closed := m.reaperSaw(err); err != nil {
-		return !IsConnectionLoss(err) || closed
+	if settled := m.reaperSettles(err); err != nil {
+		return settled
 	}
 	mark := protectedPrefix + o.guid + "-"
 	settled := true
@@ -128,22 +126,23 @@ func (m *Mutex) settleOrphan(o orphan) bool {
 		if !strings.HasPrefix(name, mark) {
 			continue
 		}
-		err := m.conn.Delete(joinPath(m.dir, name), -1)
-		if closed := m.reaperSaw(err); IsConnectionLoss(err) && !closed {
+		if !m.reaperSettles(m.conn.Delete(joinPath(m.dir, name), -1)) {
 			settled = false
 		}
 	}
 	return settled
 }
 
-// reaperSaw counts a failed request of the reaper against the Conn, or
-// starts the count again after one that was answered (see closedBy), and
-// reports whether the Conn is now known to be closed.
-func (m *Mutex) reaperSaw(err error) bool {
+// reaperSettles counts an answer to one of the reaper's requests against
+// the Conn — a failure is a strike, an answer starts the count again (see
+// closedBy) — and reports whether the answer settles what the request was
+// for: anything but a connection loss does, and so does a Conn now known
+// to be closed.
+func (m *Mutex) reaperSettles(err error) bool {
 	m.mu.Lock()
 	m.reapStrikes = m.closedBy(err, m.reapStrikes)
 	m.mu.Unlock()
-	return m.closed.Load()
+	return !IsConnectionLoss(err) || m.closed.Load()
 }
 
 // syncedChildren lists the lock's directory after a sync, so that the
