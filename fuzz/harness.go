@@ -389,11 +389,13 @@ func runCase(t *rapid.T, e *engine) *caseResult {
 	for i := range long {
 		long[i] = rapid.Bool().Draw(t, fmt.Sprintf("client %d's session is long", i+1))
 	}
-	// The lock directory's sequence counter starts at zero, or a few
-	// creates before a place where ZooKeeper's names change shape: the
-	// int32 wrap ("2147483647", then "-2147483648"), the width of "%010d"
+	// Every directory's sequence counter starts at zero, or a few creates
+	// before a place where ZooKeeper's names change shape: the int32 wrap
+	// ("2147483647", then "-2147483648"), the width of "%010d"
 	// ("-1000000000", then "-999999999"), the sign ("-000000001", then
-	// "0000000000").
+	// "0000000000"). Every directory: the recipe's own and whatever it
+	// makes below (a semaphore's lease directory), so the server starts
+	// every new node's counter there (zkfake.WithSequenceStart).
 	sequence := int32(0)
 	if near := rapid.IntRange(0, 3).Draw(t, "sequence counter near"); near > 0 {
 		k := int32(rapid.IntRange(0, 6).Draw(t, "creates before the change"))
@@ -407,7 +409,7 @@ func runCase(t *rapid.T, e *engine) *caseResult {
 	h := &harness{
 		e:        e,
 		t:        t,
-		srv:      zkfake.NewServer(zkfake.WithSeed(seed), zkfake.WithTickTime(tickTime), zkfake.WithEnsemble(members), zkfake.WithShuffledChildren()),
+		srv:      zkfake.NewServer(zkfake.WithSeed(seed), zkfake.WithTickTime(tickTime), zkfake.WithEnsemble(members), zkfake.WithShuffledChildren(), zkfake.WithSequenceStart(sequence)),
 		dir:      e.sub.path,
 		members:  members,
 		lagging:  map[int]bool{},
@@ -431,19 +433,22 @@ func runCase(t *rapid.T, e *engine) *caseResult {
 		loop = e.sub.describeLoop()
 	}
 	h.begin(fmt.Sprintf("%d clients start on %s, each with a session of its own%s, and loop: %s", clients, where, describeLong(long), loop))
+	if sequence != 0 {
+		h.note("every directory's sequence counter starts at %d", sequence)
+	}
 	// The lock's directory may hold children that are no contenders:
 	// names without a sequence number, one whose ten digits are no int32,
 	// so no sequence number ZooKeeper makes, and names like a lock's
 	// protected nodes (go-zookeeper's "_c_<guid>-", kazoo's "__lock__")
 	// ending in no number ZooKeeper makes. A Recipe's directory holds its
 	// own nodes only: what a foreign child means is the recipe's call.
-	if foreign := e.sub.isLock() && rapid.Bool().Draw(t, "foreign children"); foreign || sequence != 0 {
+	if foreign := e.sub.isLock() && rapid.Bool().Draw(t, "foreign children"); foreign {
 		if foreign {
 			lookalike := lockPath + "/_c_" + strings.Repeat("0", 32) + "-__lock__"
 			h.foreign = []string{lockPath + "/readme", lockPath + "/leader.json", lockPath + "/snapshot-9999999999",
 				lookalike + "backup", lookalike + "9999999999", lookalike + "12345abcde"}
 		}
-		h.prepareDirectory(sequence)
+		h.prepareDirectory()
 	}
 	if e.lagFromStart {
 		for member := 1; member < members; member++ {
@@ -480,10 +485,9 @@ func runCase(t *rapid.T, e *engine) *caseResult {
 	return h.result()
 }
 
-// prepareDirectory makes the lock's directory with its foreign children
-// and, unless n is 0, starts its sequence counter at n, through a session
-// of the harness's own that it closes again.
-func (h *harness) prepareDirectory(n int32) {
+// prepareDirectory makes the lock's directory with its foreign children,
+// through a session of the harness's own that it closes again.
+func (h *harness) prepareDirectory() {
 	admin := h.ownSession()
 	var err error
 	for _, p := range append(ancestry(h.dir), h.foreign...) {
@@ -491,19 +495,10 @@ func (h *harness) prepareDirectory(n int32) {
 			_, err = admin.Create(p, nil, 0, zk.WorldACL(zk.PermAll))
 		}
 	}
-	if err == nil && n != 0 {
-		err = h.srv.SetSequence(h.dir, n)
-	}
 	if err != nil {
 		panic(fmt.Sprintf("zkfuzz: preparing %s: %v", h.dir, err))
 	}
 	admin.Close()
-	if len(h.foreign) > 0 {
-		h.note("%s is made, with children that are no contenders: %s", h.dir, strings.Join(h.foreign, ", "))
-	}
-	if n != 0 {
-		h.note("%s's sequence counter is set to %d", h.dir, n)
-	}
 }
 
 // ancestry returns path's ancestors below the root, outermost first, and

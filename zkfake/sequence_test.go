@@ -142,3 +142,41 @@ func TestSetSequenceReachesEveryMember(t *testing.T) {
 		}
 	})
 }
+
+// WithSequenceStart starts the counter of every node made afterwards where
+// SetSequence would, one level down as well as at the top, and leaves a
+// new container alone until it has had a child.
+func TestSequenceStartInEveryNewDirectory(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := zkfake.NewServer(zkfake.WithSequenceStart(math.MaxInt32), zkfake.WithContainerCheckInterval(time.Second))
+		defer srv.Close()
+		c, _ := connect(t, srv, 10*time.Second)
+		mustCreate(t, c, "/top", 0)
+		mustCreate(t, c, "/top/leases", 0) // takes /top's 2147483647
+		if p := mustCreate(t, c, "/top/s-", zk.FlagSequence); p != "/top/s--2147483648" {
+			t.Fatalf("create under /top: %q", p)
+		}
+		for _, dir := range []string{"/top/leases"} {
+			for _, want := range []string{dir + "/s-2147483647", dir + "/s--2147483648"} {
+				if p := mustCreate(t, c, dir+"/s-", zk.FlagSequence); p != want {
+					t.Fatalf("create under %s: %q, want %q", dir, p, want)
+				}
+			}
+		}
+		if _, err := c.CreateContainer("/box", nil, zk.FlagContainer, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(3 * time.Second)
+		if ok, _, _ := c.Exists("/box"); !ok {
+			t.Fatal("a container that never had a child was deleted")
+		}
+		mustCreate(t, c, "/box/x", 0)
+		if err := c.Delete("/box/x", -1); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(3 * time.Second)
+		if ok, _, _ := c.Exists("/box"); ok {
+			t.Fatal("an emptied container was kept")
+		}
+	})
+}

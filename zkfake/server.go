@@ -54,6 +54,7 @@ type config struct {
 	manual        *manualClock
 	members       int
 	shuffled      bool
+	sequenceStart int32
 }
 
 // Option configures a Server.
@@ -94,6 +95,16 @@ func WithShuffledChildren() Option { return func(c *config) { c.shuffled = true 
 // WithAddr sets the address Conn.Server reports (default "127.0.0.1:2181").
 func WithAddr(addr string) Option { return func(c *config) { c.addr = addr } }
 
+// WithSequenceStart starts the sequence counter of every znode created
+// from then on at n, as Server.SetSequence would for each: the first
+// sequential child made under any new node gets the suffix n. A test sets
+// it to a few creates before the counter's int32 wrap so that every
+// directory a recipe makes — its own top directory and whatever it makes
+// below (a semaphore's lease directory, a barrier's per-round node) —
+// meets the wrap, without the test knowing their names. The nodes that
+// exist when the server starts ("/", "/zookeeper") keep counting from zero.
+func WithSequenceStart(n int32) Option { return func(c *config) { c.sequenceStart = n } }
+
 // NewServer returns a fresh server holding the tree a new ZooKeeper 3.8 has:
 // "/" and "/zookeeper" with its "quota" and "config" children.
 func NewServer(opts ...Option) *Server {
@@ -119,6 +130,7 @@ func NewServer(opts ...Option) *Server {
 	if cfg.manual != nil {
 		s.clock = cfg.manual
 	}
+	s.st.sequenceStart = cfg.sequenceStart
 	s.initMembers(cfg.members)
 	s.log.enabled = cfg.keepLog
 	s.log.clock = s.clock
@@ -378,7 +390,9 @@ func (s *Server) reap() bool {
 	for path, n := range s.st.tree.nodes {
 		switch n.kind {
 		case kindContainer:
-			if n.creates > 0 && len(n.children) == 0 {
+			// A container that has had children: its counter moved from
+			// where every new node's starts (WithSequenceStart).
+			if n.creates != s.st.sequenceStart && len(n.children) == 0 {
 				doomed = append(doomed, path)
 			}
 		case kindTTL:

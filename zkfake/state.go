@@ -38,6 +38,9 @@ type state struct {
 	// (WithShuffledChildren) instead of sorted.
 	shuffled  bool
 	orderSeed uint64
+	// sequenceStart is where a new node's sequence counter starts
+	// (WithSequenceStart).
+	sequenceStart int32
 }
 
 // sessionState is what the server keeps about a session.
@@ -300,6 +303,7 @@ func (st *state) create(ctx writeCtx, op createOp) (string, zk.Stat, error) {
 	n := &znode{
 		data: cloneBytes(op.data), acl: acl, kind: kind, ttl: op.ttl,
 		czxid: ctx.zxid, mzxid: ctx.zxid, pzxid: ctx.zxid, ctime: ctx.now, mtime: ctx.now,
+		creates: st.sequenceStart,
 	}
 	oldPzxid := parent.pzxid
 	if !st.tree.link(parent, path, n, ctx.zxid) {
