@@ -58,6 +58,11 @@ var actionWeights = [numActionKinds]int{
 // expire.
 const noticeStep = 50 * time.Millisecond
 
+// noticeStep is the step for s's session: at most 80 of them in a session
+// timeout, so that a session of minutes takes no more steps than one of
+// seconds.
+func (s *slot) noticeStep() time.Duration { return max(noticeStep, s.timeout/80) }
+
 // advances are the spans of time an actAdvance lets pass: a backoff, a
 // reconnect round, less and more than a session timeout, and more than
 // recipe.Mutex's retry budget.
@@ -413,8 +418,8 @@ func (h *harness) heal(s *slot, when int) {
 	switch when {
 	case healNoticed:
 		h.begin(fmt.Sprintf("%s's partition heals once the client notices it", s.name()))
-		for waited := time.Duration(0); inc.conn.State() == zk.StateHasSession && waited < s.timeout; waited += noticeStep {
-			h.advance(noticeStep)
+		for waited := time.Duration(0); inc.conn.State() == zk.StateHasSession && waited < s.timeout; waited += s.noticeStep() {
+			h.advance(s.noticeStep())
 		}
 	case healExpired:
 		h.begin(fmt.Sprintf("%s's partition heals once the server has expired its session", s.name()))
@@ -436,8 +441,8 @@ func (h *harness) awaitExpiry(s *slot, c *cut) {
 	if c == nil {
 		return
 	}
-	for waited := time.Duration(0); h.liveSessions()[c.session] && waited < 2*s.timeout; waited += noticeStep {
-		h.advance(noticeStep)
+	for waited := time.Duration(0); h.liveSessions()[c.session] && waited < 2*s.timeout; waited += s.noticeStep() {
+		h.advance(s.noticeStep())
 	}
 }
 

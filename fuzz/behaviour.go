@@ -346,7 +346,7 @@ func (h *harness) touchNode(s *slot, write bool) {
 // ownSession opens a session of the harness's own, for what no client
 // does: preparing the lock's directory, touching a client's nodes.
 func (h *harness) ownSession() *zkfake.Conn {
-	conn, _, err := h.srv.Connect(baseTimeout)
+	conn, _, err := h.srv.Connect(10 * h.srv.TickTime())
 	if err != nil {
 		panic(fmt.Sprintf("zkfuzz: connecting the harness's own session: %v", err))
 	}

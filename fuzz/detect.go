@@ -366,7 +366,7 @@ func (h *harness) watchedPaths() string {
 
 // windDown heals every fault, tells the clients to stop after their current
 // round, and lets them finish, round robin. If nothing moves for
-// stallLimit — no Lock or Unlock returns — the case is stuck: liveness.
+// its stallLimit — no Lock or Unlock returns — the case is stuck: liveness.
 func (h *harness) windDown() {
 	h.closeAdmin()
 	for _, s := range h.slots {
@@ -406,7 +406,7 @@ func (h *harness) windDown() {
 		if h.allExited() {
 			return
 		}
-		if stalled := h.now() - lastProgress; stalled >= stallLimit || moves >= stallMoves {
+		if stalled := h.now() - lastProgress; stalled >= h.stallLimit() || moves >= stallMoves {
 			what := "took or released the lock"
 			if !h.e.sub.isLock() {
 				what = "finished a call"
@@ -524,7 +524,9 @@ func (h *harness) children() []node {
 // would go out unhindered in a real process. A locker that keeps calling
 // for ever is the leash's business (see leash).
 func (h *harness) background(d time.Duration) {
-	const pause = 50 * time.Millisecond
+	// In steps of 50ms, or of a 160th of d for the minutes a case of long
+	// sessions waits: a request made meanwhile waits a step at most.
+	pause := max(50*time.Millisecond, d/160)
 	for waited, moves := time.Duration(0), 0; waited < d && moves < stallMoves; {
 		if s, r := h.runnable(h.slots[0]); s != nil && r.point == noPoint {
 			moves++
@@ -544,7 +546,7 @@ func (h *harness) background(d time.Duration) {
 func (h *harness) finalChecks() {
 	h.tick()
 	h.begin("every client has unlocked and stopped; time passes for the sessions of crashed processes to expire")
-	h.background(2 * maxTimeout)
+	h.background(2 * h.maxTimeout)
 	h.checkSettled()
 	h.closeReader()
 	if h.finding != nil {
@@ -567,7 +569,7 @@ func (h *harness) finalChecks() {
 		s.inc.conn.Close()
 	}
 	h.settle()
-	h.advance(2 * maxTimeout)
+	h.advance(2 * h.maxTimeout)
 	if left := h.leftovers(); len(left) > 0 {
 		h.found(Leak, "once every session was closed, the tree still holds %s", describeNodes(left))
 		return

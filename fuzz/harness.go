@@ -7,7 +7,6 @@ import (
 	"math"
 	"runtime/debug"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing/synctest"
@@ -24,27 +23,21 @@ const (
 	// lockPath is the lock's directory in every case; the first Lock
 	// makes it and its parent.
 	lockPath = "/locks/mutex"
-	// tickTime is the fake server's tickTime, as on the development server:
-	// negotiated session timeouts fall between 400ms and 4s.
-	tickTime = 200 * time.Millisecond
-	// Sessions come in two lengths, drawn per client. The client notices a
-	// partition at two thirds of its session timeout and dials again a
-	// second later (go-zookeeper's rhythm). With a short session that dial
-	// comes after the server has expired the session, so every partition
-	// the client notices ends in an expiry; with a long one (over 3s) it
-	// comes before, so a partition healed in between ends with the session
-	// resumed: watches re-armed, a holder back from suspended to held.
+	// Sessions are drawn over the whole range ZooKeeper negotiates, 2 to
+	// 20 ticks of a tickTime drawn per case (tickTimes): from 400ms to two
+	// minutes. The client notices a partition at two thirds of its session
+	// timeout and dials again a second later (go-zookeeper's rhythm). With
+	// a short session that dial comes after the server has expired the
+	// session, so every partition the client notices ends in an expiry;
+	// with a long one (over 3s) it comes before, so a partition healed in
+	// between ends with the session resumed: watches re-armed, a holder
+	// back from suspended to held.
 	//
-	// Each client asks a little more than the one before, so that no two
-	// clients' session timers fall due at the same instant: timers due
-	// together fire in an order the runtime picks, which would make a case
-	// unrepeatable. The longest (longTimeout+7*timeoutSpacing) stays within
-	// the 4s the server grants at most (20 ticks).
-	baseTimeout    = 2 * time.Second
-	longTimeout    = 3500 * time.Millisecond
+	// Each client asks a little more than the one before (a little less,
+	// at 20 ticks), so that no two clients' session timers fall due at the
+	// same instant: timers due together fire in an order the runtime
+	// picks, which would make a case unrepeatable.
 	timeoutSpacing = 37 * time.Millisecond
-	// maxTimeout bounds every session timeout a case uses.
-	maxTimeout = longTimeout + maxClients*timeoutSpacing
 	// stepTime is how far time moves at the start of every step, so that
 	// every step happens at an instant of its own: the server's log can
 	// then be told step by step, and faults injected in consecutive steps
@@ -52,8 +45,10 @@ const (
 	stepTime = time.Microsecond
 	// stallLimit is how long, once faults are healed, clients may go
 	// without any Lock or Unlock returning before the case is declared
-	// stuck. It must outlast every legitimate wait: a session timeout, the
-	// client's reconnect rounds, and recipe.Mutex's 15s retry budget.
+	// stuck, in a case whose sessions are all short. It must outlast every
+	// legitimate wait: a session timeout, the client's reconnect rounds,
+	// and recipe.Mutex's 15s retry budget; a case with longer sessions
+	// waits longer (harness.stallLimit).
 	stallLimit = time.Minute
 	// stallMoves bounds the moves clients may make in the wind-down
 	// without any Lock or Unlock returning, for lockers that spin without
@@ -81,6 +76,36 @@ const (
 	// is over.
 	lingerTime = time.Minute
 )
+
+// tickTimes are the tickTimes a case is drawn on, the development server's
+// first (shrinking goes to it): session timeouts from 400ms to 4s, 2s to
+// 20s, 12s to two minutes.
+var tickTimes = [...]time.Duration{200 * time.Millisecond, 200 * time.Millisecond, time.Second, 6 * time.Second}
+
+// sessionTicks maps a client's drawn session length to ticks, times two:
+// the first two draws, where shrinking goes, are the lengths a case had
+// before lengths were drawn over the whole range, 10 and 17.5 ticks (2s
+// and 3.5s at 200ms): the first always ends a noticed partition in an
+// expiry, the second can outlive it.
+func sessionTicks(draw int) int {
+	switch draw {
+	case 0:
+		return 20
+	case 1:
+		return 35
+	}
+	return 2 * draw
+}
+
+// sessionTimeout is the timeout client i asks for, given its drawn
+// length, on a server of tick.
+func sessionTimeout(draw, i int, tick time.Duration) time.Duration {
+	base := time.Duration(sessionTicks(draw)) * tick / 2
+	if base >= 20*tick {
+		return base - time.Duration(i+1)*timeoutSpacing
+	}
+	return base + time.Duration(i)*timeoutSpacing
+}
 
 // The rows of the history that are no client's: the harness's own
 // deletions of clients' nodes, and the session ends read from the server's
@@ -339,6 +364,8 @@ type harness struct {
 	releases map[int64][][2]int
 	cuts     []*cut // partitions and pauses whose outcome is not known yet
 	tally    Faults // the faults injected, and how they ended
+	// maxTimeout is the longest session timeout of the case's clients.
+	maxTimeout time.Duration
 
 	end *caseEnd // how far the case's ending has gone
 }
@@ -383,11 +410,11 @@ func runCase(t *rapid.T, e *engine) *caseResult {
 	if rapid.Bool().Draw(t, "ensemble of three") || e.lagFromStart {
 		members = 3
 	}
-	// Which clients have long sessions, which can outlive a partition the
-	// client noticed (see longTimeout).
-	long := make([]bool, clients)
-	for i := range long {
-		long[i] = rapid.Bool().Draw(t, fmt.Sprintf("client %d's session is long", i+1))
+	// The tickTime, and each client's session timeout in ticks.
+	tick := tickTimes[rapid.IntRange(0, len(tickTimes)-1).Draw(t, "tick time")]
+	lengths := make([]int, clients)
+	for i := range lengths {
+		lengths[i] = rapid.IntRange(0, 20).Draw(t, fmt.Sprintf("client %d's session timeout", i+1))
 	}
 	// Every directory's sequence counter starts at zero, or a few creates
 	// before a place where ZooKeeper's names change shape: the int32 wrap
@@ -409,7 +436,7 @@ func runCase(t *rapid.T, e *engine) *caseResult {
 	h := &harness{
 		e:        e,
 		t:        t,
-		srv:      zkfake.NewServer(zkfake.WithSeed(seed), zkfake.WithTickTime(tickTime), zkfake.WithEnsemble(members), zkfake.WithShuffledChildren(), zkfake.WithSequenceStart(sequence)),
+		srv:      zkfake.NewServer(zkfake.WithSeed(seed), zkfake.WithTickTime(tick), zkfake.WithEnsemble(members), zkfake.WithShuffledChildren(), zkfake.WithSequenceStart(sequence)),
 		dir:      e.sub.path,
 		members:  members,
 		lagging:  map[int]bool{},
@@ -432,7 +459,12 @@ func runCase(t *rapid.T, e *engine) *caseResult {
 	if !e.sub.isLock() {
 		loop = e.sub.describeLoop()
 	}
-	h.begin(fmt.Sprintf("%d clients start on %s, each with a session of its own%s, and loop: %s", clients, where, describeLong(long), loop))
+	for i := range clients {
+		s := &slot{id: i, timeout: sessionTimeout(lengths[i], i, tick)}
+		h.slots = append(h.slots, s)
+		h.maxTimeout = max(h.maxTimeout, s.timeout)
+	}
+	h.begin(fmt.Sprintf("%d clients start on %s (tickTime %v), each with a session of its own (timeouts %s), and loop: %s", clients, where, tick, h.describeTimeouts(), loop))
 	if sequence != 0 {
 		h.note("every directory's sequence counter starts at %d", sequence)
 	}
@@ -457,13 +489,7 @@ func runCase(t *rapid.T, e *engine) *caseResult {
 			h.lagging[member] = true
 		}
 	}
-	for i := 0; i < clients; i++ {
-		base := baseTimeout
-		if long[i] {
-			base = longTimeout
-		}
-		s := &slot{id: i, timeout: base + time.Duration(i)*timeoutSpacing}
-		h.slots = append(h.slots, s)
+	for _, s := range h.slots {
 		h.spawn(s)
 	}
 	h.settle()
@@ -512,20 +538,20 @@ func ancestry(path string) []string {
 }
 
 // describeLong says which clients have long sessions.
-func describeLong(long []bool) string {
-	var names []string
-	for i, l := range long {
-		if l {
-			names = append(names, strconv.Itoa(i+1))
-		}
+// describeTimeouts lists the clients' session timeouts.
+func (h *harness) describeTimeouts() string {
+	var list []string
+	for _, s := range h.slots {
+		list = append(list, s.timeout.String())
 	}
-	switch len(names) {
-	case 0:
-		return ""
-	case 1:
-		return fmt.Sprintf(" (client %s's long enough to outlive a partition it notices)", names[0])
-	}
-	return fmt.Sprintf(" (those of clients %s long enough to outlive a partition they notice)", strings.Join(names, ", "))
+	return strings.Join(list, ", ")
+}
+
+// stallLimit is how long the wind-down waits without progress before it
+// calls the case stuck: longer than any wait a session of the case's
+// allows.
+func (h *harness) stallLimit() time.Duration {
+	return max(stallLimit, stallLimit/2+2*h.maxTimeout)
 }
 
 // spawn starts a new incarnation of s.
