@@ -31,6 +31,9 @@ const (
 	actClose                         // a client's process closes its Conn, calls Unlock and Lock once more, and ends
 	actCancel                        // a client's waiting Lock is cancelled
 	actDeleteNode                    // someone else deletes a client's node in the lock's directory, or writes to it
+	actQuorumLoss                    // a majority of the ensemble's members stop
+	actQuorumBack                    // they start again, at once or minutes later
+	actLateEvent                     // a client's next watch event reaches its recipe late
 	numActionKinds
 )
 
@@ -51,6 +54,9 @@ var actionWeights = [numActionKinds]int{
 	actClose:       2,
 	actCancel:      3,
 	actDeleteNode:  2,
+	actQuorumLoss:  2,
+	actQuorumBack:  2,
+	actLateEvent:   4,
 }
 
 // noticeStep is the step in which time passes while a heal or a thaw
@@ -88,6 +94,10 @@ const (
 	healNow = iota
 	healNoticed
 	healExpired
+	// healLate heals just before the session would run out (at nine
+	// tenths of its timeout since the cut): over a minute after the cut
+	// for a session of minutes, which outlives it.
+	healLate
 )
 
 // healWhen maps the draw of a heal's when to it. Healing once the client
@@ -95,7 +105,11 @@ const (
 // after its client dropped the connection (given a long session), where a
 // heal at once usually comes before the client notices, and the many
 // partitions that outlast their session expire without help.
-var healWhen = [...]int{healNow, healNoticed, healNoticed, healExpired}
+var healWhen = [...]int{healNow, healNoticed, healNoticed, healExpired, healLate}
+
+// quorumBackAfter are the spans a lost quorum may last before it comes
+// back: at once, longer than a minute, minutes.
+var quorumBackAfter = [...]time.Duration{0, 90 * time.Second, 5 * time.Minute}
 
 const (
 	resumeNow = iota
@@ -143,13 +157,25 @@ func (a action) GoString() string {
 	case actPartition:
 		return c + " is partitioned"
 	case actHeal:
-		return c + "'s partition heals" + [...]string{"", " once the client notices", " once its session expires"}[healWhen[a.span%len(healWhen)]]
+		return c + "'s partition heals" + [...]string{"", " once the client notices", " once its session expires", " just before its session would expire"}[healWhen[a.span%len(healWhen)]]
 	case actPause:
 		return c + " pauses"
 	case actResume:
 		return c + " resumes" + [resumeWhens]string{"", " once its session expires"}[a.span%resumeWhens]
 	case actExpire:
+		if a.span > 0 {
+			return c + "'s session expires, and its next session opens on a lagging follower"
+		}
 		return c + "'s session expires"
+	case actQuorumLoss:
+		return "a majority of the ensemble stops"
+	case actQuorumBack:
+		if d := quorumBackAfter[a.span%len(quorumBackAfter)]; d > 0 {
+			return "the stopped members start again after " + d.String()
+		}
+		return "the stopped members start again"
+	case actLateEvent:
+		return c + "'s next watch event reaches it late"
 	case actCrash:
 		return c + " crashes"
 	case actLag:
@@ -195,6 +221,16 @@ func actionGen(n int) *rapid.Generator[action] {
 			a.span = rapid.IntRange(0, len(healWhen)-1).Draw(t, "when")
 		case actResume:
 			a.span = rapid.IntRange(0, resumeWhens-1).Draw(t, "when")
+		case actExpire:
+			// Whether the client's next session opens on a lagging
+			// follower (1 or 2) or where the client goes anyway (0).
+			a.span = rapid.IntRange(0, 2).Draw(t, "next session on")
+		case actQuorumBack:
+			a.span = rapid.IntRange(0, len(quorumBackAfter)-1).Draw(t, "after")
+		case actQuorumLoss:
+			// Which two members stop: the followers (0), or the leader
+			// and follower 1 or 2.
+			a.span = rapid.IntRange(0, 2).Draw(t, "members")
 		}
 		return a
 	})
@@ -256,7 +292,7 @@ func (h *harness) apply(a action) {
 		}
 		h.begin(fmt.Sprintf("%s is cut off from the server", s.name()))
 		inc.conn.Partition()
-		inc.partitioned = true
+		inc.partitioned, inc.cutAt = true, time.Now()
 		inc.endCut = h.rec.Fault(inc.row, linearizability.FaultPartition, "partitioned")
 		h.tally.Partitions++
 		h.cuts = append(h.cuts, &cut{inc: inc, session: inc.conn.SessionID()})
@@ -292,9 +328,36 @@ func (h *harness) apply(a action) {
 			return
 		}
 		h.begin(fmt.Sprintf("the server expires %s's session %#x", s.name(), id))
+		if a.span > 0 && h.members > 2 {
+			h.sendToLaggingFollower(s, a.span)
+			h.tally.LaggingNewSessions++
+		}
 		if h.srv.Expire(id) {
 			h.tally.Expiries++
 		}
+		h.settle()
+	case actQuorumLoss:
+		if h.members < 3 || len(h.stopped) > 0 {
+			h.move(s, nil)
+			return
+		}
+		h.stopMajority(a.span)
+	case actQuorumBack:
+		if len(h.stopped) == 0 {
+			h.move(s, nil)
+			return
+		}
+		h.restartMembers(quorumBackAfter[a.span%len(quorumBackAfter)])
+	case actLateEvent:
+		inc.mu.Lock()
+		armed := inc.lateNext
+		inc.lateNext = true
+		inc.mu.Unlock()
+		if armed {
+			h.move(s, nil)
+			return
+		}
+		h.begin(fmt.Sprintf("%s's next watch event will reach its recipe late: after the reply to the request it makes next, as go-zookeeper's event channels allow", s.name()))
 		h.settle()
 	case actCrash:
 		h.begin(fmt.Sprintf("%s's process crashes; a new process takes its place with a session of its own", s.name()))
@@ -354,6 +417,9 @@ func (h *harness) runnable(s *slot) (*slot, *request) {
 // request (if it is a call to the server) is lost before or after it
 // applies.
 func (h *harness) move(s *slot, loss *zkfake.ReplyLoss) {
+	if h.releaseIdleLate() {
+		return
+	}
 	o, r := h.runnable(s)
 	if o == nil {
 		h.begin("no client can move; time passes 100ms")
@@ -375,18 +441,8 @@ func (h *harness) move(s *slot, loss *zkfake.ReplyLoss) {
 	remove := h.srv.LoseReplies(rule)
 	h.rec.Fault(o.inc.row, linearizability.FaultLostReply, where)
 	if m := h.reconnectTo; m > 0 && h.members > 2 && loss.Applied {
-		// A follower other than the client's own, made to lag if it does
-		// not: there the write the client never heard of shows up late.
-		if m == o.inc.conn.Member() {
-			m = 3 - m
-		}
-		if !h.lagging[m] {
-			h.srv.SetLagging(m, true)
-			h.lagging[m] = true
-			h.note("follower %d starts lagging", m)
-		}
-		o.inc.conn.ReconnectTo(m)
-		h.note("%s's next reconnect goes to follower %d, which lags", o.name(), m)
+		// There the write the client never heard of shows up late.
+		h.sendToLaggingFollower(o, m)
 	}
 	if loss.Applied {
 		h.tally.LostReplies++
@@ -395,6 +451,22 @@ func (h *harness) move(s *slot, loss *zkfake.ReplyLoss) {
 	}
 	h.grant(o, r)
 	remove()
+}
+
+// sendToLaggingFollower makes s's next reconnect, or next session, go to
+// follower m, or the other one if m is the client's own, made to lag if it
+// does not.
+func (h *harness) sendToLaggingFollower(s *slot, m int) {
+	if m == s.inc.conn.Member() {
+		m = 3 - m
+	}
+	if !h.lagging[m] {
+		h.srv.SetLagging(m, true)
+		h.lagging[m] = true
+		h.note("follower %d starts lagging", m)
+	}
+	s.inc.conn.ReconnectTo(m)
+	h.note("%s's next reconnect goes to follower %d, which lags", s.name(), m)
 }
 
 // advance lets time pass; timers fire and the clients they wake run, but no
@@ -424,11 +496,20 @@ func (h *harness) heal(s *slot, when int) {
 	case healExpired:
 		h.begin(fmt.Sprintf("%s's partition heals once the server has expired its session", s.name()))
 		h.awaitExpiry(s, c)
+	case healLate:
+		h.begin(fmt.Sprintf("%s's partition heals just before its session would expire", s.name()))
+		if wait := inc.cutAt.Add(s.timeout*9/10).Sub(time.Now()) - stepTime; wait > 0 {
+			h.advance(wait)
+		}
 	default:
 		h.begin(fmt.Sprintf("%s's partition heals", s.name()))
 	}
+	long := time.Since(inc.cutAt) > time.Minute
+	if long {
+		h.tally.LongPartitions++
+	}
 	if c != nil {
-		c.healed, c.noticed = true, inc.conn.State() != zk.StateHasSession
+		c.healed, c.noticed, c.long = true, inc.conn.State() != zk.StateHasSession, long
 	}
 	inc.conn.Heal()
 	inc.partitioned = false

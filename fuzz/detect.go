@@ -378,6 +378,15 @@ func (h *harness) windDown() {
 			h.resume(s, resumeNow)
 		}
 	}
+	if len(h.stopped) > 0 {
+		h.tick()
+		h.restartMembers(0)
+	}
+	for _, s := range h.slots {
+		s.inc.mu.Lock()
+		s.inc.lateNext = false
+		s.inc.mu.Unlock()
+	}
 	for member := 1; member < h.members; member++ {
 		if h.lagging[member] {
 			h.tick()
@@ -440,6 +449,9 @@ func (h *harness) windDown() {
 			}
 			h.grant(s, r)
 			h.checkRecipe()
+			continue
+		}
+		if h.releaseIdleLate() {
 			continue
 		}
 		h.begin(fmt.Sprintf("no client can move; time passes %v", wait))
@@ -531,6 +543,9 @@ func (h *harness) background(d time.Duration) {
 		if s, r := h.runnable(h.slots[0]); s != nil && r.point == noPoint {
 			moves++
 			h.grant(s, r)
+			continue
+		}
+		if h.releaseIdleLate() {
 			continue
 		}
 		step := min(pause, d-waited)

@@ -277,6 +277,21 @@ type Faults struct {
 	Crashes int
 	// Lags counts the times a follower began to lag.
 	Lags int
+	// LongPartitions counts the partitions that lasted over a minute, and
+	// LongPartitionsSurvived those of them the session outlived (a session
+	// timeout over a minute, and a heal before it ran out).
+	LongPartitions, LongPartitionsSurvived int
+	// QuorumLosses counts the times a majority of the ensemble's members
+	// stopped, and QuorumLossesLong those that lasted over a minute; no
+	// session expires meanwhile, as no leader is there to expire it.
+	QuorumLosses, QuorumLossesLong int
+	// LaggingNewSessions counts the expiries after which the client's next
+	// session opened on a lagging follower.
+	LaggingNewSessions int
+	// LateEvents counts the watch events held back from a client's recipe
+	// until after the reply to a later request of that client
+	// (LateEventsAfterReply), or until the client had nothing else to do.
+	LateEvents, LateEventsAfterReply int
 }
 
 // PartitionsSurvived is how many partitions the session outlived, whether
@@ -297,6 +312,13 @@ func (f *Faults) add(o Faults) {
 	f.Expiries += o.Expiries
 	f.Crashes += o.Crashes
 	f.Lags += o.Lags
+	f.LongPartitions += o.LongPartitions
+	f.LongPartitionsSurvived += o.LongPartitionsSurvived
+	f.QuorumLosses += o.QuorumLosses
+	f.QuorumLossesLong += o.QuorumLossesLong
+	f.LaggingNewSessions += o.LaggingNewSessions
+	f.LateEvents += o.LateEvents
+	f.LateEventsAfterReply += o.LateEventsAfterReply
 }
 
 // String renders the counts on one line, for people.
@@ -304,7 +326,11 @@ func (f Faults) String() string {
 	return fmt.Sprintf("%d partitions (%d healed unnoticed, %d resumed after a reconnect, %d expired), "+
 		"%d pauses (%d thawed in time, %d expired), %d lost requests, %d lost replies, %d expiries, %d crashes, %d lags",
 		f.Partitions, f.PartitionsUnnoticed, f.PartitionsResumed, f.PartitionsExpired,
-		f.Pauses, f.PausesSurvived, f.PausesExpired, f.LostRequests, f.LostReplies, f.Expiries, f.Crashes, f.Lags)
+		f.Pauses, f.PausesSurvived, f.PausesExpired, f.LostRequests, f.LostReplies, f.Expiries, f.Crashes, f.Lags) +
+		fmt.Sprintf(", %d partitions over a minute (%d survived), %d quorum losses (%d over a minute), "+
+			"%d new sessions on a lagging follower, %d late watch events (%d after a later reply)",
+			f.LongPartitions, f.LongPartitionsSurvived, f.QuorumLosses, f.QuorumLossesLong,
+			f.LaggingNewSessions, f.LateEvents, f.LateEventsAfterReply)
 }
 
 // CasesPerSecond is the rate at which cases ran.

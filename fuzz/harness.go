@@ -202,8 +202,16 @@ type incarnation struct {
 	panicked  string // what the locker panicked with
 	stack     string // and where
 
+	// lateNext: the next watch event is held back from the locker (see
+	// holdLate); late is the one held, lateStep the step it was held in.
+	// Guarded by mu.
+	lateNext bool
+	late     *handOverWait
+	lateStep int
+
 	// Harness-only state.
 	partitioned bool
+	cutAt       time.Time // when the partition began
 	paused      bool
 	endCut      func() // ends the open partition or pause in the history's faults
 	exited      bool
@@ -366,6 +374,10 @@ type harness struct {
 	tally    Faults // the faults injected, and how they ended
 	// maxTimeout is the longest session timeout of the case's clients.
 	maxTimeout time.Duration
+	// stopped lists the members stopped to take the quorum away, and
+	// quorumLost says since when.
+	stopped    []int
+	quorumLost time.Time
 
 	end *caseEnd // how far the case's ending has gone
 }
@@ -378,6 +390,7 @@ type cut struct {
 	pause   bool
 	healed  bool // the partition healed, or the process thawed
 	noticed bool // the client had noticed the partition when it healed
+	long    bool // the partition lasted over a minute
 }
 
 // caseResult is what a case leaves for the checks that run outside the
@@ -608,6 +621,7 @@ func (h *harness) settle() {
 	for handed := true; handed; {
 		handed = false
 		for _, inc := range h.incs {
+			h.holdLate(inc)
 			if inc.handOver() {
 				handed = true
 			}
@@ -616,10 +630,14 @@ func (h *harness) settle() {
 			synctest.Wait()
 		}
 	}
+	released := false
 	for _, s := range h.slots {
 		inc := s.inc
 		for _, c := range inc.drain() {
 			h.onCompletion(s, c)
+			if h.releaseLate(inc, c) {
+				released = true
+			}
 		}
 		h.noteSession(inc)
 		if s.phase == phaseLocking {
@@ -650,6 +668,9 @@ func (h *harness) settle() {
 	}
 	h.followCuts()
 	h.reportRunaways()
+	if released {
+		h.settle()
+	}
 }
 
 // followCuts settles the outcome of the partitions and pauses whose
@@ -675,6 +696,9 @@ func (h *harness) followCuts() {
 			h.tally.PartitionsResumed++
 		default:
 			h.tally.PartitionsUnnoticed++
+		}
+		if c.long && live[c.session] && c.healed && c.inc.conn.SessionID() == c.session && c.inc.conn.State() == zk.StateHasSession {
+			h.tally.LongPartitionsSurvived++
 		}
 	}
 	clear(h.cuts[len(open):])

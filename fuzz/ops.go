@@ -109,7 +109,7 @@ func (h *harness) view(s *slot) View {
 	v.Gated = inc.callWaits()
 	if s.call != "" {
 		v.Since = h.now() - s.acquireCall.Time().Sub(h.start)
-		v.Waiting = !inc.partitioned && !inc.paused && inc.conn.State() == zk.StateHasSession && !h.lagging[inc.conn.Member()] && inc.nextRequest() == nil
+		v.Waiting = !inc.partitioned && !inc.paused && inc.conn.State() == zk.StateHasSession && !h.lagging[inc.conn.Member()] && inc.nextRequest() == nil && !inc.holdsLate()
 		v.Idle = time.Since(s.lastMove)
 	}
 	// Asked for when needed only: the view is made for every client
