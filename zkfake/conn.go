@@ -524,12 +524,23 @@ func (c *Conn) scheduleDial() {
 	if c.dial != nil {
 		c.dial.Stop()
 	}
-	c.dial = c.srv.clock.AfterFunc(reconnectRound, func() {
+	c.dial = c.srv.clock.AfterFunc(c.roundTime(), func() {
 		c.srv.mu.Lock()
 		defer c.srv.mu.Unlock()
 		c.dial = nil
 		c.reconnect()
 	})
+}
+
+// roundTime is how long the Conn waits between rounds of dialling:
+// go-zookeeper's second, and as many microseconds as Conns were made before
+// it. Clients cut off together (a member stopped, a quorum lost) would
+// otherwise dial again at the same instants, and send what they queued
+// meanwhile in whatever order the Go scheduler runs them: over a real
+// network something always tells them apart, and here the Conn's ordinal
+// does, so that a run repeats.
+func (c *Conn) roundTime() time.Duration {
+	return reconnectRound + time.Duration(c.readKey)*time.Microsecond
 }
 
 // setWatches re-arms the client's watches on the server after a reconnect,
