@@ -619,11 +619,18 @@ type hold struct {
 	self    <-chan zk.Event
 
 	// Guarded by Mutex.mu.
-	count      int
-	state      MutexState
-	releasing  bool  // Unlock is deleting the node: its NodeDeleted is expected
-	goneEarly  bool  // the node's deletion was seen while releasing
-	unsure     bool  // a Delete was sent whose reply was lost
+	count     int
+	state     MutexState
+	releasing bool // Unlock is deleting the node: its NodeDeleted is expected
+	goneEarly bool // the node's deletion was seen while releasing
+	// The handle's own Deletes of the node, as far as their answers go
+	// (see ownDeletion): one deleted it (deleted), one may have (unsure:
+	// its reply was lost), and those whose answers have not been read
+	// (open: abandoned when their Unlock's ctx ended).
+	deleted    bool
+	unsure     bool
+	open       []<-chan error
+	seenGone   bool  // a pending release's node was seen deleted while a Delete of its was open
 	pending    bool  // an Unlock failed: the release is pending (MutexReleasing)
 	ended      bool  // the session ended while a pending release was being finished
 	settled    bool  // the pending release ended without Unlock (see settleLocked)

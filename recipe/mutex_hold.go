@@ -3,6 +3,7 @@ package recipe
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -163,9 +164,11 @@ func (m *Mutex) stopWatch(h *hold) {
 // nodeGone handles the deletion of the hold's node and reports whether the
 // hold is over, so that the watching can end. While Unlock deletes the node
 // the deletion is expected, and that Unlock finishes the release. While a
-// release is pending (an Unlock failed) the deletion ends it: the Delete of
-// that Unlock is the likely cause, and whoever deleted it, the critical
-// section had ended before. Otherwise the hold is lost.
+// release is pending (an Unlock failed) the deletion ends it: released, if
+// a Delete of the handle's own deleted the node or may have; lost, if every
+// one of them found it gone, as someone else deleted it then, maybe before
+// the Unlock began (the event reaches the recipe when its goroutine reads
+// it). Otherwise the hold is lost.
 func (m *Mutex) nodeGone(h *hold) (over bool) {
 	var err error
 	if m.conn.SessionID() != h.session {
@@ -177,7 +180,20 @@ func (m *Mutex) nodeGone(h *hold) (over bool) {
 		h.goneEarly = true
 		m.mu.Unlock()
 		return false
+	case h.pending && !m.ownDeletionKnown(h):
+		// A Delete of the handle's is still out, and none has deleted
+		// the node or may have: whether that one or someone else deleted
+		// it is for its answer to say, which the Unlock or Lock
+		// finishing the release waits for.
+		h.seenGone = true
+		m.mu.Unlock()
+		return true
 	case h.pending:
+		if !m.ownDeletion(h) {
+			// Every Delete of the failed Unlock found the node gone:
+			// someone else deleted it, maybe before that Unlock began.
+			err = ErrLockLost
+		}
 		// Checked and settled under one hold of the lock: a Lock or
 		// Unlock that starts finishing the release meanwhile would
 		// otherwise find the deletion neither settled nor noted.
@@ -259,10 +275,12 @@ func (m *Mutex) setConnected(h *hold, connected bool) {
 // then leaves the release pending.
 func (m *Mutex) release(ctx context.Context, h *hold) (lost bool, err error) {
 	m.mu.Lock()
-	// A pending release's node may be gone by the background deletion
-	// or a Delete still queued: its absence is the release, not a loss.
-	unsure := h.unsure || h.pending
+	seenGone := h.seenGone
 	m.mu.Unlock()
+	if seenGone {
+		ours, err := m.awaitOwnDeletes(ctx, h)
+		return !ours || m.conn.SessionID() != h.session, err
+	}
 	err = m.retryLoss(ctx, 0, func() error {
 		m.mu.Lock()
 		gone := h.state == MutexLost || h.ended
@@ -273,14 +291,12 @@ func (m *Mutex) release(ctx context.Context, h *hold) (lost bool, err error) {
 			return zk.ErrSessionExpired
 		}
 		err, abandoned := deleteBounded(ctx, m.conn, h.node, &m.released)
-		if abandoned || IsConnectionLoss(err) {
-			unsure = true // the Delete may have been, or may yet be, applied
-		}
+		m.noteDelete(h, err, abandoned)
 		return err
 	})
 	m.mu.Lock()
-	h.unsure = unsure
 	goneEarly := h.goneEarly
+	ours := m.ownDeletion(h)
 	m.mu.Unlock()
 	if err != nil && goneEarly && !errors.Is(err, zk.ErrSessionExpired) && !errors.Is(err, zk.ErrClosing) {
 		// The node's deletion was seen while this release ran: whatever
@@ -292,16 +308,15 @@ func (m *Mutex) release(ctx context.Context, h *hold) (lost bool, err error) {
 	switch {
 	case err == nil:
 	case errors.Is(err, zk.ErrNoNode):
-		// Gone. If a Delete of ours may have been applied without its reply
-		// reaching us, the critical section ended before anyone else could
-		// enter: released. Otherwise someone else deleted the node, and
-		// when is not known: that its deletion was seen only once Unlock
-		// had begun says nothing of when it happened, as go-zookeeper
-		// hands a watch event to the recipe when the recipe's goroutine
-		// reads it, maybe after the reply to a later request. Another
-		// contender may have held the lock inside the critical section:
-		// lost.
-		if !unsure || m.conn.SessionID() != h.session {
+		// Gone. If a Delete of ours deleted it, or may have, the critical
+		// section ended before anyone else could enter: released.
+		// Otherwise someone else deleted the node, and when is not known:
+		// that its deletion was seen only once Unlock had begun says
+		// nothing of when it happened, as go-zookeeper hands a watch event
+		// to the recipe when the recipe's goroutine reads it, maybe after
+		// the reply to a later request. Another contender may have held
+		// the lock inside the critical section: lost.
+		if !ours || m.conn.SessionID() != h.session {
 			return true, nil
 		}
 	case errors.Is(err, zk.ErrSessionExpired), errors.Is(err, zk.ErrClosing):
@@ -313,6 +328,80 @@ func (m *Mutex) release(ctx context.Context, h *hold) (lost bool, err error) {
 		m.sweepStrays(ctx, h)
 	}
 	return false, nil
+}
+
+// noteDelete records the answer to one of the handle's Deletes of h's
+// node, or, if it was abandoned, where its answer will come.
+func (m *Mutex) noteDelete(h *hold, err error, abandoned <-chan error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch {
+	case abandoned != nil:
+		h.open = append(h.open, abandoned)
+	case err == nil:
+		h.deleted = true
+	case IsConnectionLoss(err):
+		h.unsure = true // it may have been, or may yet be, applied
+	}
+}
+
+// ownDeletion reports whether one of the handle's own Deletes deleted h's
+// node, or may have: one answered that it did, or was lost on the way
+// (the connection dropped before its answer), or has not answered yet. A
+// Delete that answered "no node" found it gone already. It reads the
+// answers of the abandoned Deletes that have come since. m.mu is held.
+func (m *Mutex) ownDeletion(h *hold) bool {
+	open := h.open[:0]
+	for _, answer := range h.open {
+		select {
+		case err := <-answer:
+			h.deleted = h.deleted || err == nil
+			h.unsure = h.unsure || IsConnectionLoss(err)
+		default:
+			open = append(open, answer)
+		}
+	}
+	clear(h.open[len(open):])
+	h.open = open
+	return h.deleted || h.unsure || len(h.open) > 0
+}
+
+// ownDeletionKnown reports whether ownDeletion's answer is known: a Delete
+// of the handle's deleted h's node or may have, or none is still out.
+// m.mu is held.
+func (m *Mutex) ownDeletionKnown(h *hold) bool {
+	m.ownDeletion(h)
+	return h.deleted || h.unsure || len(h.open) == 0
+}
+
+// awaitOwnDeletes waits, bounded by ctx, for the answers of the handle's
+// open Deletes of h's node, and reports whether one of them deleted it or
+// may have (see ownDeletion).
+func (m *Mutex) awaitOwnDeletes(ctx context.Context, h *hold) (bool, error) {
+	for {
+		m.mu.Lock()
+		ours := m.ownDeletion(h)
+		var next <-chan error
+		if len(h.open) > 0 {
+			next = h.open[0]
+		}
+		m.mu.Unlock()
+		if next == nil {
+			return ours, nil
+		}
+		select {
+		case err := <-next:
+			m.mu.Lock()
+			if i := slices.Index(h.open, next); i >= 0 {
+				h.open = slices.Delete(h.open, i, i+1)
+			}
+			h.deleted = h.deleted || err == nil
+			h.unsure = h.unsure || IsConnectionLoss(err)
+			m.mu.Unlock()
+		case <-ctx.Done():
+			return false, ctx.Err()
+		}
+	}
 }
 
 // sweepStrays deletes the nodes left bearing the hold's GUID, once its own

@@ -169,3 +169,60 @@ func testUnlockAfterUnseenDeletion(t *testing.T, env zktest.Env) {
 		t.Fatal(err)
 	}
 }
+
+// slowDeleteConn holds back the watch events of the handle's node, and
+// every Delete of it until deletes is closed; the first Delete answered
+// then lets the events through. So an Unlock gives up on its Delete (its
+// ctx ends) before the Delete has even reached the server, and the
+// deletion that another session made before the Unlock began reaches the
+// recipe only after that Delete's answer.
+type slowDeleteConn struct {
+	*lateEventConn
+	deletes chan struct{}
+	once    sync.Once
+}
+
+func (l *slowDeleteConn) Delete(path string, version int32) error {
+	if path != l.heldNode() {
+		return l.Conn.Delete(path, version)
+	}
+	<-l.deletes
+	err := l.Conn.Delete(path, version)
+	l.once.Do(func() { close(l.held) })
+	return err
+}
+
+// An Unlock gives up (its ctx ends) while its Delete is still on the way;
+// the node was deleted by another session before the Unlock began, and the
+// watch event saying so reaches the recipe only after that Delete's answer
+// ("no node"). The pending release must end as lost: no Delete of the
+// handle's deleted the node. (It took the deletion seen while a release was
+// pending for the work of its own Delete, and the next Unlock returned
+// nil.)
+func testAbandonedUnlockAfterUnseenDeletion(t *testing.T, env zktest.Env) {
+	dir := env.Base() + "/lock"
+	conn, _ := env.Connect(t, sessionTimeout)
+	admin, _ := env.Connect(t, sessionTimeout)
+	l := &slowDeleteConn{lateEventConn: &lateEventConn{Conn: conn, real: env.Real(), held: make(chan struct{})}, deletes: make(chan struct{})}
+	m := recipe.NewMutex(l, dir)
+	if err := m.Lock(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.Delete(l.heldNode(), -1); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := m.UnlockContext(ctx); err == nil || errors.Is(err, recipe.ErrLockLost) {
+		t.Fatalf("UnlockContext whose Delete is held up = %v, want an unconfirmed release", err)
+	}
+	close(l.deletes)
+	if env.Real() {
+		time.Sleep(500 * time.Millisecond)
+	} else {
+		synctest.Wait()
+	}
+	if err := m.Unlock(); !errors.Is(err, recipe.ErrLockLost) {
+		t.Fatalf("Unlock of a hold whose node another session deleted before the release began = %v, want ErrLockLost", err)
+	}
+}

@@ -53,6 +53,7 @@ var mutexScenarios = []zktest.Scenario{
 	{Name: "ErrorAfterCreateCleansUp", Body: testErrorAfterCreateCleansUp},
 	{Name: "FailedUnlockOutlivesQuorumLoss", Body: testFailedUnlockOutlivesQuorumLoss},
 	{Name: "UnlockAfterUnseenDeletion", Body: testUnlockAfterUnseenDeletion},
+	{Name: "AbandonedUnlockAfterUnseenDeletion", Body: testAbandonedUnlockAfterUnseenDeletion},
 }
 
 func runMutexScenarios(t *testing.T, target zktest.Target) {

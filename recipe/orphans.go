@@ -104,7 +104,12 @@ func (m *Mutex) settleOrphan(o orphan) bool {
 		return true
 	}
 	if o.node != "" {
-		return m.reaperSettles(m.conn.Delete(o.node, -1))
+		answer := m.openDelete(o.node)
+		err := m.conn.Delete(o.node, -1)
+		if answer != nil {
+			answer <- err
+		}
+		return m.reaperSettles(err)
 	}
 	// A node known only by its GUID is settled once a listing shows none,
 	// or every one found is deleted. The listing must follow a sync: the
@@ -131,6 +136,22 @@ func (m *Mutex) settleOrphan(o orphan) bool {
 		}
 	}
 	return settled
+}
+
+// openDelete returns where the answer of the Delete the reaper is about to
+// send goes, if node is that of a pending release, so that the Unlock
+// finishing the release learns whether the reaper deleted the node (see
+// ownDeletion); nil otherwise.
+func (m *Mutex) openDelete(node string) chan<- error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	h := m.hold
+	if h == nil || h.node != node {
+		return nil
+	}
+	answer := make(chan error, 1)
+	h.open = append(h.open, answer)
+	return answer
 }
 
 // reaperSettles counts an answer to one of the reaper's requests against

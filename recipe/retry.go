@@ -150,13 +150,15 @@ func callBounded(ctx context.Context, op func() error) (err error, abandoned boo
 // -1) }), in fewer allocations: every release of a lock runs it. Unless
 // reuse is nil, the result comes on *reuse, a channel of the caller's
 // that no abandoned Delete can still answer on (made if nil, and dropped
-// when this Delete is abandoned), in place of a new one.
-func deleteBounded(ctx context.Context, conn Conn, node string, reuse *chan error) (err error, abandoned bool) {
+// when this Delete is abandoned), in place of a new one. A Delete
+// abandoned when ctx ended returns ctx's error and the channel its answer
+// will come on: whether it deleted the node is known only then.
+func deleteBounded(ctx context.Context, conn Conn, node string, reuse *chan error) (err error, abandoned <-chan error) {
 	if ctx.Done() == nil {
-		return conn.Delete(node, -1), false
+		return conn.Delete(node, -1), nil
 	}
 	if err := ctx.Err(); err != nil {
-		return err, false
+		return err, nil
 	}
 	var result chan error
 	switch {
@@ -169,11 +171,14 @@ func deleteBounded(ctx context.Context, conn Conn, node string, reuse *chan erro
 		result = *reuse
 	}
 	go sendDelete(conn, node, result)
-	err, abandoned = awaitBounded(ctx, result)
-	if abandoned && reuse != nil {
+	err, gaveUp := awaitBounded(ctx, result)
+	if !gaveUp {
+		return err, nil
+	}
+	if reuse != nil {
 		*reuse = nil // the abandoned Delete answers on it later
 	}
-	return err, abandoned
+	return err, result
 }
 
 func sendDelete(conn Conn, node string, result chan<- error) {
