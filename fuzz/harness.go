@@ -141,6 +141,15 @@ type slot struct {
 	// unlockAttempts counts the Unlock calls of the current release.
 	unlockAttempts int
 	holdSession    int64 // the session that holds, when holding
+	// goneAtUnlock: when the current release began (in step
+	// releaseStep), the server held no node of holdSession's in the
+	// lock's directory: the hold was lost already, and no Unlock of it may
+	// return nil — unless a Delete of the client's since then went
+	// unanswered (deleteInDoubt): then the client cannot tell its own
+	// Delete from someone else's, and ZooKeeper gives it no way to ask.
+	goneAtUnlock  bool
+	deleteInDoubt bool
+	releaseStep   int
 
 	// The poll detector's state: the last call the client made while
 	// waiting, and how many calls in a row polled.
@@ -867,6 +876,10 @@ func (h *harness) onPoint(s *slot, r *request) bool {
 		s.inCS = false
 		s.phase, s.unlockAttempts = phaseUnlocking, 0
 		s.releaseCall = h.rec.Now()
+		// The session now counts too: a reentrant Lock after the hold's
+		// session expired acquires afresh, in the next.
+		s.goneAtUnlock = !h.holdsNode(s.holdSession) && !h.holdsNode(inc.conn.SessionID())
+		s.deleteInDoubt, s.releaseStep = false, h.cur.index
 		h.note("%s leaves its critical section%s and calls %s", s.name(), describeState(inc.locker), r.how.unlockCall())
 
 	case pointReentered:
@@ -903,6 +916,12 @@ func (h *harness) onPoint(s *slot, r *request) bool {
 		case r.err == nil:
 			h.add(inc.row, in, linearizability.MutexOutput{OK: true}, s.releaseCall, h.returned(r.at))
 			h.note("%s's %s returns", s.name(), r.how.unlockCall())
+			// A process that closed its Conn ended its session itself,
+			// and knows it.
+			if s.goneAtUnlock && !s.deleteInDoubt && !inc.closed {
+				h.found(MutualExclusion, "%s's %s returned nil at step %d, but when its release began at step %d the server held no node of its session %#x: the hold was lost before, and Unlock must say so (ErrLockLost), or the caller never learns its critical section overlapped the next holder's",
+					s.name(), r.how.unlockCall(), h.cur.index, s.releaseStep, s.holdSession)
+			}
 		case releaseSettled(r.err):
 			h.addUnknown(inc.row, in, s.releaseCall)
 			h.note("%s's %s says the hold was gone: %v", s.name(), r.how.unlockCall(), r.err)
@@ -924,6 +943,16 @@ func (h *harness) onPoint(s *slot, r *request) bool {
 		s.phase, s.unlockAttempts = phaseIdle, 0
 	}
 	return true
+}
+
+// holdsNode reports whether session owns a node in the lock's directory.
+func (h *harness) holdsNode(session int64) bool {
+	for _, p := range h.srv.Ephemerals(session) {
+		if strings.HasPrefix(p, h.dir+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // replaceClosed ends s's process if its Conn was closed and it has made
@@ -1041,6 +1070,9 @@ func (h *harness) onCompletion(s *slot, c completion) {
 	}
 	if c.wrote {
 		h.writes++
+	}
+	if c.req.method == "delete" && recipe.IsConnectionLoss(c.err) {
+		s.deleteInDoubt = true
 	}
 	s.lastOK = s.phase == phaseLocking && !(c.err != nil && (recipe.IsConnectionLoss(c.err) || errors.Is(c.err, zk.ErrSessionExpired) || errors.Is(c.err, zk.ErrClosing)))
 	s.lastDone, s.lastSig, s.lastSession = c.at, h.signature(), s.inc.conn.SessionID()
