@@ -554,3 +554,60 @@ func TestMutexFakeTryLockOnLaggingFollower(t *testing.T) {
 		}
 	})
 }
+
+// slowRearmConn holds every GetW of node, once armed, until release is
+// closed: a call made as the connection drops waits for go-zookeeper's
+// next reconnect round.
+type slowRearmConn struct {
+	recipe.Conn
+	node    string
+	armed   atomic.Bool
+	release chan struct{}
+}
+
+func (c *slowRearmConn) GetW(path string) ([]byte, *zk.Stat, <-chan zk.Event, error) {
+	if path == c.node && c.armed.Load() {
+		<-c.release
+	}
+	return c.Conn.GetW(path)
+}
+
+// The holder's node changes, so the Mutex sets its watch again; that call
+// hangs as the connection drops. The hold must still go to suspended: a
+// holder whose connection is down cannot know that its session lives.
+// (The watching goroutine made the call itself, and polled the connection
+// only once it returned: the hold said held throughout.)
+func TestMutexFakeSuspendedWhileRearming(t *testing.T) {
+	runFake(t, "rearm hangs", func(t *testing.T, env zktest.Env) {
+		dir := env.Base() + "/lock"
+		conn, _ := env.Connect(t, sessionTimeout)
+		admin, _ := env.Connect(t, sessionTimeout)
+		slow := &slowRearmConn{Conn: conn, release: make(chan struct{})}
+		m := recipe.NewMutex(slow, dir)
+		if err := m.Lock(testCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+		ids := contenders(t, admin, dir)
+		slow.node = dir + "/" + ids[0]
+		slow.armed.Store(true)
+		if _, err := admin.Set(slow.node, []byte("touched"), -1); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait() // the Mutex hears the change, and sets its watch again: that call hangs
+		conn.(*zkfake.Conn).Partition()
+		time.Sleep(3 * time.Second) // the client notices the cut at two thirds of its 4s
+		synctest.Wait()
+		if conn.State() == zk.StateHasSession {
+			t.Fatal("the client has not noticed the partition")
+		}
+		if st := m.State(); st != recipe.MutexSuspended {
+			t.Fatalf("hold's state with the connection down and a call under way: %v, want suspended", st)
+		}
+		close(slow.release)
+		conn.(*zkfake.Conn).Heal()
+		time.Sleep(2 * time.Second)
+		if err := m.Unlock(); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

@@ -27,11 +27,35 @@ func (m *Mutex) watchHold(h *hold) {
 	defer ticker.Stop()
 	watch := h.self
 	rearm := false
+	// rearming carries the answer of the watch's re-arming while it is
+	// under way: it runs beside the polls, as a call made while the
+	// connection drops waits for the next reconnect round, and the
+	// hold must go to suspended meanwhile.
+	var rearming chan rearmed
 	var disconnectedSince time.Time
 	for {
 		select {
 		case <-m.stopWatching:
 			return
+		case r := <-rearming:
+			rearming = nil
+			if stopped(h) {
+				return // as below: Unlock is done with the hold
+			}
+			switch {
+			case r.err == nil && r.exists && r.stat.EphemeralOwner == h.session:
+				watch, rearm = r.watch, false
+			case r.err == nil:
+				if m.nodeGone(h) {
+					return
+				}
+				rearm = false
+			case IsConnectionLoss(r.err):
+				// Try again at the next tick.
+			default:
+				m.lose(h)
+				return
+			}
 		case ev := <-watch:
 			if stopped(h) {
 				// Unlock is done with the hold: whatever the event says
@@ -78,25 +102,27 @@ func (m *Mutex) watchHold(h *hold) {
 		}
 		connected := state == zk.StateHasSession
 		m.setConnected(h, connected)
-		if !rearm || !connected {
+		if !rearm || !connected || rearming != nil {
 			continue
 		}
-		exists, stat, w, err := watchNode(m.conn, h.node)
-		switch {
-		case err == nil && exists && stat.EphemeralOwner == h.session:
-			watch, rearm = w, false
-		case err == nil:
-			if m.nodeGone(h) {
-				return
-			}
-			rearm = false
-		case IsConnectionLoss(err):
-			// Try again at the next tick.
-		default:
-			m.lose(h)
-			return
-		}
+		rearming = make(chan rearmed, 1)
+		go rearmWatch(m.conn, h.node, rearming)
 	}
+}
+
+// rearmed is the answer of watchNode, for watchHold.
+type rearmed struct {
+	exists bool
+	stat   *zk.Stat
+	watch  <-chan zk.Event
+	err    error
+}
+
+// rearmWatch sets the watch on node again, and sends the answer.
+func rearmWatch(conn Conn, node string, answer chan<- rearmed) {
+	var r rearmed
+	r.exists, r.stat, r.watch, r.err = watchNode(conn, node)
+	answer <- r
 }
 
 // pollTicker returns the handle's ticker for watchHold's polls, started
@@ -296,7 +322,6 @@ func (m *Mutex) release(ctx context.Context, h *hold) (lost bool, err error) {
 	})
 	m.mu.Lock()
 	goneEarly := h.goneEarly
-	ours := m.ownDeletion(h)
 	m.mu.Unlock()
 	if err != nil && goneEarly && !errors.Is(err, zk.ErrSessionExpired) && !errors.Is(err, zk.ErrClosing) {
 		// The node's deletion was seen while this release ran: whatever
@@ -308,6 +333,12 @@ func (m *Mutex) release(ctx context.Context, h *hold) (lost bool, err error) {
 	switch {
 	case err == nil:
 	case errors.Is(err, zk.ErrNoNode):
+		// A Delete of the handle's still out (the background deletion's)
+		// may be the one that deleted it: its answer says.
+		ours, werr := m.awaitOwnDeletes(ctx, h)
+		if werr != nil {
+			return false, werr
+		}
 		// Gone. If a Delete of ours deleted it, or may have, the critical
 		// section ended before anyone else could enter: released.
 		// Otherwise someone else deleted the node, and when is not known:
