@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/zksim/zksim/linearizability"
 	"github.com/zksim/zksim/recipe"
@@ -64,7 +65,8 @@ const electionPath = "/elections/leader"
 // writes; a session's observations never going back to an older epoch.
 // The candidates' Check holds a leader to its word: once its session has
 // expired and its client has a new one, it must no longer say it leads
-// (StateReport). The observer's Settled holds its stream to the server:
+// (StateReport), nor while its leadership is in doubt; the observer's
+// stream must never go back to an older leader. The observer's Settled holds its stream to the server:
 // once everything has settled, the last leader it heard of is the leader
 // (Convergence).
 func Election(newElector NewElector) Target {
@@ -105,10 +107,13 @@ type electionClient struct {
 	token   int64
 	down    stepDown
 
-	// The observer's stream: the last leader it heard of.
-	mu     sync.Mutex
-	latest recipe.Leader
-	heard  bool
+	// The observer's stream: the last leader it heard of, the newest
+	// token it told of, and the first time it went back to an older one.
+	mu       sync.Mutex
+	latest   recipe.Leader
+	heard    bool
+	newest   int64
+	wentBack string
 }
 
 func (c *electionClient) isCandidate() bool { return !c.observer }
@@ -124,6 +129,10 @@ func (c *electionClient) follow(ctx context.Context) {
 		for l := range stream {
 			c.mu.Lock()
 			c.latest, c.heard = l, true
+			if l.Token != 0 && l.Token < c.newest && c.wentBack == "" {
+				c.wentBack = fmt.Sprintf("its Observe stream went back from token %d to an older leader, %s", c.newest, describeLeader(l))
+			}
+			c.newest = max(c.newest, l.Token)
 			c.mu.Unlock()
 		}
 	}()
@@ -220,11 +229,23 @@ func (c *electionClient) observed(_ context.Context, call *Call) error {
 }
 
 // check holds a candidate to its word: its lost-leadership signal and
-// IsLeader agree, and once the session it was elected in has expired and
-// its client is on a new one, it stops saying it leads.
+// IsLeader agree; it does not say it leads while that is in doubt, its
+// connection down for longer than its session timeout; and once the
+// session it was elected in has expired and its client is on a new one, it
+// stops saying it leads. It holds the observer's stream to never going
+// back to an older leader than one it told of, across sessions too.
 func (c *electionClient) check(v View) string {
+	if c.observer {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.wentBack
+	}
 	if l, ok := c.elector.(LossReporter); ok && c.elector.IsLeader() && isClosed(l.Lost()) {
 		return fmt.Sprintf("its elector says it leads (token %d), and that its leadership is lost (Lost is closed)", c.elector.Token())
+	}
+	if v.Disconnected > v.SessionTimeout && c.elector.IsLeader() {
+		return fmt.Sprintf("its elector says it leads (token %d) though its connection has been down for %v, longer than its session timeout (%v): the server may have expired its session, and another may lead",
+			c.elector.Token(), v.Disconnected.Round(time.Millisecond), v.SessionTimeout)
 	}
 	if !c.leading {
 		return ""

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing/synctest"
 	"time"
 
@@ -218,6 +219,10 @@ type incarnation struct {
 	late     *handOverWait
 	lateStep int
 
+	// downSince is when the client last lost its connection, as its
+	// session events tell it (Unix nanoseconds; 0 while connected).
+	downSince atomic.Int64
+
 	// Harness-only state.
 	partitioned bool
 	cutAt       time.Time // when the partition began
@@ -242,6 +247,28 @@ type incarnation struct {
 	call *Call
 	// heard is what the locker's state listener heard, if it has one.
 	heard stateHeard
+}
+
+// noteLink follows the client's connection by its session events: the
+// client knows it lost the connection when it hears Disconnected, and that
+// it is back when it hears HasSession.
+func (inc *incarnation) noteLink(ev zk.Event) {
+	switch {
+	case ev.Type != zk.EventSession:
+	case ev.State == zk.StateHasSession:
+		inc.downSince.Store(0)
+	case ev.State == zk.StateDisconnected && inc.downSince.Load() == 0:
+		inc.downSince.Store(time.Now().UnixNano())
+	}
+}
+
+// disconnected is how long the client has been without a connection, by
+// what it heard; 0 while it has one.
+func (inc *incarnation) disconnected() time.Duration {
+	if since := inc.downSince.Load(); since != 0 {
+		return time.Since(time.Unix(0, since))
+	}
+	return 0
 }
 
 // run is the client loop: Lock, critical section, Unlock, again and again,
@@ -522,6 +549,7 @@ func runCase(t *rapid.T, e *engine) *caseResult {
 		}
 		h.apply(a)
 		h.checkRecipe()
+		h.checkInDoubt()
 	}
 	if h.finding == nil {
 		h.windDown()
@@ -579,15 +607,10 @@ func (h *harness) stallLimit() time.Duration {
 // spawn starts a new incarnation of s.
 func (h *harness) spawn(s *slot) {
 	s.incs++
-	conn, _, err := h.srv.Connect(s.timeout)
-	if err != nil {
-		panic(fmt.Sprintf("zkfuzz: connecting %s to the fake server: %v", s.name(), err))
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	inc := &incarnation{
 		slot:    s,
 		n:       s.incs,
-		conn:    conn,
 		ctx:     ctx,
 		cancel:  cancel,
 		done:    make(chan struct{}),
@@ -595,6 +618,11 @@ func (h *harness) spawn(s *slot) {
 		row:     len(h.incs),
 		fencing: h.fencing,
 	}
+	conn, _, err := h.srv.Connect(s.timeout, zkfake.WithEventCallback(inc.noteLink))
+	if err != nil {
+		panic(fmt.Sprintf("zkfuzz: connecting %s to the fake server: %v", s.name(), err))
+	}
+	inc.conn = conn
 	inc.gated = newGatedConn(inc, conn, newLeash(h.end))
 	s.inc = inc
 	s.phase, s.inCS, s.polls, s.lastOK, s.call = phaseIdle, false, 0, false, ""

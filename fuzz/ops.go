@@ -105,6 +105,10 @@ func (h *harness) view(s *slot) View {
 		Session: inc.conn.SessionID(),
 		Expired: func(session int64) bool { return !slices.Contains(h.srv.Sessions(), session) },
 		Call:    s.call,
+		// The session timeout the client asked for is the one it has:
+		// the harness asks within what the server grants.
+		SessionTimeout: s.timeout,
+		Disconnected:   inc.disconnected(),
 	}
 	v.Gated = inc.callWaits()
 	if s.call != "" {

@@ -194,6 +194,14 @@ type View struct {
 	Since   time.Duration
 	Waiting bool
 	Idle    time.Duration
+	// SessionTimeout is the client's session timeout; Disconnected is
+	// how long the client has been without a connection, as its session
+	// events tell it (since it heard Disconnected; 0 once it hears
+	// HasSession). A client disconnected for longer than its session
+	// timeout cannot know that its session lives: a leader or holder
+	// must then no longer say it leads or holds.
+	SessionTimeout time.Duration
+	Disconnected   time.Duration
 	// Gated is true while a request of the client's to the server waits
 	// at the gate: whatever the handle would learn from it, it has not
 	// yet.

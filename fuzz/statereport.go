@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/zksim/zksim/recipe"
 )
@@ -142,5 +143,29 @@ func isClosed(ch <-chan struct{}) bool {
 		return true
 	default:
 		return false
+	}
+}
+
+// checkInDoubt holds a lock's word while its hold is in doubt: a holder
+// whose connection has been down for longer than its session timeout
+// cannot know that its session lives — the server may have expired it and
+// let the next contender in — so it must not say Held (Suspended, or Lost,
+// are its honest answers). A lock that says Held until it hears "expired"
+// keeps its holder at work beside the next one.
+func (h *harness) checkInDoubt() {
+	if h.finding != nil || !h.e.sub.isLock() {
+		return
+	}
+	for _, s := range h.slots {
+		inc := s.inc
+		r, ok := inc.locker.(StateReporter)
+		if !ok || s.phase != phaseHolding || inc.isDead() {
+			continue
+		}
+		if down := inc.disconnected(); down > s.timeout && r.State() == recipe.MutexHeld {
+			h.found(StateReport, "%s, at step %d: its lock says Held though its connection has been down for %v, longer than its session timeout (%v): the server may have expired its session, and another may hold",
+				s.name(), h.cur.index, down.Round(time.Millisecond), s.timeout)
+			return
+		}
 	}
 }
