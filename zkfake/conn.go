@@ -506,6 +506,12 @@ func (c *Conn) reconnect() {
 		c.wake()
 		return
 	}
+	if c.session == 0 {
+		// A Conn that never had a session (Connect found no member to
+		// serve it) opens its first.
+		s.openSession(c)
+		return
+	}
 	s.log.add(Record{Kind: RecordSession, Session: c.session, Zxid: s.st.zxid, Op: "expired"})
 	c.sessionID.Store(0)
 	c.sendEvent(sessionEvent(zk.StateExpired, s.cfg.addr))

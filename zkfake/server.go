@@ -139,7 +139,10 @@ func NewServer(opts ...Option) *Server {
 
 // Connect opens a new session with the requested timeout, as zk.Connect
 // does, and returns its Conn and event channel. The channel first carries
-// StateConnecting, StateConnected and StateHasSession.
+// StateConnecting, StateConnected and StateHasSession. When no member can
+// serve the client (the ensemble has no quorum) the Conn dials in rounds,
+// as go-zookeeper's does, and opens its session once one can; its requests
+// wait meanwhile, and fail with zk.ErrNoServer at each round.
 func (s *Server) Connect(sessionTimeout time.Duration, opts ...ConnOption) (*Conn, <-chan zk.Event, error) {
 	c := &Conn{
 		srv:        s,
@@ -164,9 +167,19 @@ func (s *Server) Connect(sessionTimeout time.Duration, opts ...ConnOption) (*Con
 	}
 	c.member %= len(s.members)
 	c.sendEvent(sessionEvent(zk.StateConnecting, s.cfg.addr))
+	s.clients[c] = struct{}{}
+	if !s.reachable(c) {
+		// No member serves (the ensemble has no quorum, or a pinned
+		// member is down): as go-zookeeper's Connect, the Conn is
+		// returned at once, dials in rounds, and opens its session once
+		// a member answers; requests wait meanwhile.
+		c.link = linkDown
+		c.round = make(chan struct{})
+		c.scheduleDial()
+		return c, c.events, nil
+	}
 	c.sendEvent(sessionEvent(zk.StateConnected, s.cfg.addr))
 	s.openSession(c)
-	s.clients[c] = struct{}{}
 	return c, c.events, nil
 }
 

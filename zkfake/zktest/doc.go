@@ -50,6 +50,7 @@
 //   - errors/not-empty: deleting a node with children fails with NotEmpty; version is checked first
 //   - errors/oversize-request: a request over jute.maxbuffer drops the connection; the session survives
 //   - errors/special-nodes: /, /zookeeper and its children cannot be deleted; other writes there are allowed
+//   - members/connect-without-quorum: a client that connects while a majority of the members is stopped gets no session until the quorum is back, and then one that writes
 //   - members/lost-reply-reconnect: a write whose reply is lost is applied; the client reconnects with its session to the member it is sent to, which shows the write once synced
 //   - members/stop-follower-then-leader: stopping a follower, then the leader: the ensemble goes on with 2 of 3, clients move with their sessions and ephemerals
 //   - multi/empty: an empty multi succeeds with no results and still takes a zxid

@@ -10,6 +10,7 @@ import (
 
 var memberScenarios = []Scenario{
 	{"members/lost-reply-reconnect", "a write whose reply is lost is applied; the client reconnects with its session to the member it is sent to, which shows the write once synced", membersLostReplyReconnect},
+	{"members/connect-without-quorum", "a client that connects while a majority of the members is stopped gets no session until the quorum is back, and then one that writes", membersConnectWithoutQuorum},
 	{"members/stop-follower-then-leader", "stopping a follower, then the leader: the ensemble goes on with 2 of 3, clients move with their sessions and ephemerals", membersStopFollowerThenLeader},
 }
 
@@ -146,4 +147,39 @@ func memberOf(t testing.TB, r Reconnector, conn Conn) int {
 	member, err := r.MemberOf(conn)
 	Require(t, err)
 	return member
+}
+
+func membersConnectWithoutQuorum(t *testing.T, env Env) {
+	m, ok := env.(Members)
+	if !ok || m.Members() < 3 {
+		t.Skip("the environment cannot stop ensemble members")
+	}
+	var stopped []int
+	for i := range m.Members() {
+		if i != m.Home() {
+			Require(t, m.StopMember(i))
+			stopped = append(stopped, i)
+		}
+	}
+	connected := make(chan Conn, 1)
+	go func() {
+		conn, _ := env.Connect(t, 4*time.Second)
+		connected <- conn
+	}()
+	time.Sleep(3 * time.Second)
+	select {
+	case <-connected:
+		t.Fatal("a session opened while the ensemble had no quorum")
+	default:
+	}
+	for _, i := range stopped {
+		Require(t, m.StartMember(i))
+	}
+	var conn Conn
+	select {
+	case conn = <-connected:
+	case <-time.After(electionWait):
+		t.Fatalf("no session %v after the quorum came back", electionWait)
+	}
+	create(t, conn, env.Base()+"/after", nil, 0)
 }
