@@ -10,7 +10,7 @@ import (
 )
 
 // electionMutants are the broken elections: two queue-lock elections that
-// wait wrongly, and two recipe.Elections that believe what they should
+// wait wrongly, and three recipe.Elections that believe what they should
 // not.
 func electionMutants() []Mutant {
 	return []Mutant{
@@ -24,6 +24,10 @@ func electionMutants() []Mutant {
 			Election(func(conn zktest.Conn, path string) Elector {
 				return &stubbornLeader{Elector: RecipeElection(conn, path)}
 			}), nil, []Detector{Model}, "election"},
+		{"election-leads-until-expired", "a leader goes on saying it leads while its connection is down, until it hears that its session expired (Curator's LeaderLatch acting only on LOST, CURATOR-460): with the connection down for longer than the session timeout, another may lead meanwhile", StateReport,
+			Election(func(conn zktest.Conn, path string) Elector {
+				return &untilExpiredLeader{recipe.NewElection(conn, path, nil)}
+			}), nil, nil, "election"},
 		{"election-stale-observer", "an observer reads the leader once and watches its node, but does not watch again after the first change, so its stream misses every later leader", Convergence,
 			Election(func(conn zktest.Conn, path string) Elector {
 				return &onceObserver{Elector: RecipeElection(conn, path), conn: conn, path: path}
@@ -79,6 +83,15 @@ func (e *stubbornLeader) Resign() error {
 
 func (e *stubbornLeader) Token() int64   { return e.token }
 func (e *stubbornLeader) IsLeader() bool { return e.token != 0 }
+
+// untilExpiredLeader takes a suspended leadership for a held one: it leads
+// until it hears the leadership is lost.
+type untilExpiredLeader struct{ *recipe.Election }
+
+func (e untilExpiredLeader) IsLeader() bool {
+	st := e.State()
+	return st == recipe.MutexHeld || st == recipe.MutexSuspended
+}
 
 // onceObserver's stream tells the leader there is, then the one after the
 // first change, and nothing more.

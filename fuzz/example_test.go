@@ -30,10 +30,13 @@ func ExampleMutants() {
 	// sequence-wrap: mutual-exclusion
 	// closed-retry: liveness
 	// forget-guid: liveness
+	// reaper-gives-up: liveness
+	// unlock-trusts-no-node: mutual-exclusion
 	// listing-order: mutual-exclusion
 	// election-herd: herd
 	// election-exists: model
 	// election-split-brain: state-report
+	// election-leads-until-expired: state-report
 	// election-stale-observer: convergence
 	// rw-reader-waits-all: liveness
 	// rw-writer-ignores-readers: model

@@ -124,11 +124,14 @@ var mutantBudgets = map[string]int{
 	"closed-retry":          40,
 	"forget-guid":           700,
 	"listing-order":         60,
+	"reaper-gives-up":       2000,
+	"unlock-trusts-no-node": 510,
 	// The elections'.
-	"election-herd":           170,
-	"election-exists":         60,
-	"election-split-brain":    1800,
-	"election-stale-observer": 20,
+	"election-herd":                170,
+	"election-exists":              60,
+	"election-split-brain":         1800,
+	"election-stale-observer":      20,
+	"election-leads-until-expired": 180,
 	// The read/write lock's.
 	"rw-reader-waits-all":           730,
 	"rw-writer-ignores-readers":     45,

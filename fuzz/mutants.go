@@ -71,12 +71,14 @@ func Mutants() []Mutant {
 		{"spin", "a polling spin lock: tries to create the lock node, and on failure sleeps and tries again", Herd, Lock(func(conn zktest.Conn, path string) Locker {
 			return &nodeLock{conn: conn, dir: path, flags: zk.FlagEphemeral}
 		}), nil, []Detector{MutualExclusion}, "mutex"},
-		// The four that follow are recipe.Mutex's own old defects, each
+		// The six that follow are recipe.Mutex's own old defects, each
 		// put back into the queue lock.
 		{"reenter-failed-unlock", "an Unlock that cannot confirm its Delete keeps the hold, and the next Lock re-enters it at once; the Delete still queued in the client applies later and the next waiter takes the lock too", MutualExclusion, queue(reenterFailedUnlock), nil, nil, "mutex"},
 		{"sequence-wrap", "reads the last ten characters of a name as the sequence number, so past the counter's int32 wrap (\"-2147483647\") the newest contender sorts first", MutualExclusion, queue(lastTenDigits), nil, []Detector{Liveness, Leak}, "mutex"},
 		{"closed-retry", "takes zk.ErrConnectionClosed from a closed Conn for a connection loss, and retries for 15s before it gives up", Liveness, queue(retryClosed), nil, nil, "mutex"},
 		{"forget-guid", "after a create whose reply was lost, takes one listing without its GUID to mean the create never applied, and queues with a new GUID; the first node shows up later, owned by the live session, and blocks the queue", Liveness, queue(forgetGUID), nil, nil, "mutex"},
+		{"reaper-gives-up", "the background deletion of a node whose Unlock failed stops after a minute, reasoning that the session has expired by then; it has not while the ensemble has no quorum, nor when the session timeout is longer, and the node blocks the queue once the session resumes", Liveness, queue(reaperGivesUp), nil, nil, "mutex"},
+		{"unlock-trusts-no-node", "an Unlock whose Delete finds no node calls it a clean release, though another session deleted the node, maybe before Unlock began (its watch event reaching the lock only later), and the next holder may have entered inside the critical section", MutualExclusion, queue(noNodeReleased), nil, nil, "mutex"},
 		{"listing-order", "names nodes plainly (\"lock-<seq>\") and takes the order ZooKeeper lists them in for the queue's order; ZooKeeper lists children in no particular order", MutualExclusion, queue(listingOrder), nil, []Detector{Liveness, Leak}, "mutex"},
 	}
 	return slices.Concat(locks, electionMutants(), rwMutants(), semaphoreMutants())
@@ -109,6 +111,8 @@ const (
 	retryClosed
 	forgetGUID
 	listingOrder
+	reaperGivesUp
+	noNodeReleased
 	existsLeads
 	// The read/write lock's (see rwmutex.go).
 	readerWaitsAll
@@ -147,8 +151,8 @@ type queueLock struct {
 	read    bool   // the shared side of a read/write lock (rwmutex.go)
 	node    string // the own node's path while queued, holding or releasing
 	holding bool
-	pending bool // an Unlock could not confirm its Delete: node may still be there
-	unsure  bool // a Delete of the pending release may have applied unseen
+	pending bool        // an Unlock could not confirm its Delete: node may still be there
+	doubt   deleteDoubt // what the pending release's Deletes may have done
 	token   int64
 	session int64 // the session that owns the node, while holding
 	guids   uint64
@@ -197,11 +201,18 @@ func (l *queueLock) Lock(ctx context.Context) error {
 
 // newGUID makes the GUID of the next protected name. It is drawn from the
 // session id so that a case replays exactly; it still looks random, which
-// is all the whole-name-order mutant needs.
-func (l *queueLock) newGUID() string {
+// is all the whole-name-order mutant needs. A Conn without a session yet
+// (it connected while the ensemble had no quorum) has no id to draw from,
+// and two such would draw the same GUIDs: it waits for its session.
+func (l *queueLock) newGUID(ctx context.Context) (string, error) {
+	for l.conn.SessionID() == 0 {
+		if err := pause(ctx, mutantBackoff); err != nil {
+			return "", err
+		}
+	}
 	l.guids++
 	a := splitmix(uint64(l.conn.SessionID()) ^ l.guids*0x9e3779b97f4a7c15)
-	return fmt.Sprintf("%016x%016x", a, splitmix(a))
+	return fmt.Sprintf("%016x%016x", a, splitmix(a)), nil
 }
 
 func splitmix(x uint64) uint64 {
@@ -240,7 +251,10 @@ func (l *queueLock) plainNames() bool { return l.v == plainRetry || l.v == listi
 
 // enqueue creates the own node.
 func (l *queueLock) enqueue(ctx context.Context) error {
-	guid := l.newGUID()
+	guid, err := l.newGUID(ctx)
+	if err != nil {
+		return err
+	}
 	prefix := l.dir + "/_c_" + guid + "-" + l.nodeName()
 	if l.plainNames() {
 		prefix = l.dir + "/lock-"
@@ -287,7 +301,9 @@ func (l *queueLock) enqueue(ctx context.Context) error {
 			}
 			if l.v == forgetGUID {
 				// Not there, so never made: a new name for the next try.
-				guid = l.newGUID()
+				if guid, err = l.newGUID(ctx); err != nil {
+					return err
+				}
 				prefix = l.dir + "/_c_" + guid + "-" + l.nodeName()
 			}
 		case recipe.IsConnectionLoss(err), errors.Is(err, zk.ErrSessionExpired):
@@ -606,26 +622,49 @@ func (l *queueLock) UnlockContext(ctx context.Context) error {
 		// A caller may never call again: keep deleting the node in the
 		// background, as Curator's guaranteed delete does, or it would
 		// block the queue for as long as the session lives.
-		go deleteNode(l.conn, l.node, l.session)
+		go l.deleteInBackground(l.node)
 	}
 	return err
+}
+
+// deleteInBackground deletes the node of a failed release until the server
+// answers or the Conn is closed: a session outlives any outage of the
+// ensemble's quorum, and a partition shorter than its timeout, and resumes
+// with the node at the head of the queue. The reaper-gives-up variant stops
+// after a minute.
+func (l *queueLock) deleteInBackground(node string) {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		err := l.conn.Delete(node, -1)
+		if !recipe.IsConnectionLoss(err) || closedConn(l.conn, err) {
+			return
+		}
+		if l.v == reaperGivesUp && time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(mutantBackoff)
+	}
 }
 
 // release deletes the node of a pending release, bounded by ctx.
 func (l *queueLock) release(ctx context.Context) error {
 	var err error
+	if l.v == noNodeReleased {
+		// Whatever made the node go, it is taken for this Delete's work.
+		l.doubt.lost = true
+	}
 	if l.v == retryClosed {
 		err = retryFor(ctx, closedRetryTime, func() error { return l.conn.Delete(l.node, -1) })
 		if errors.Is(err, zk.ErrNoNode) {
 			err = errLost
 		}
 	} else {
-		err = deleteNodeBounded(ctx, l.conn, l.node, l.session, &l.unsure)
+		err = deleteNodeBounded(ctx, l.conn, l.node, l.session, &l.doubt)
 	}
 	if err != nil && !errors.Is(err, errLost) {
 		return err
 	}
-	l.pending, l.node, l.unsure = false, "", false
+	l.pending, l.node, l.doubt = false, "", deleteDoubt{}
 	l.sweep(ctx)
 	return err
 }
@@ -736,26 +775,33 @@ func (l *nodeLock) Unlock() error {
 // Delete, unless the session changed meanwhile (it expired, and took the
 // node with it); one that is gone at the first try was lost before.
 func deleteNode(conn zktest.Conn, path string, session int64) error {
-	unsure := false
-	return deleteNodeBounded(context.Background(), conn, path, session, &unsure)
+	var doubt deleteDoubt
+	return deleteNodeBounded(context.Background(), conn, path, session, &doubt)
 }
 
 // deleteNodeBounded is deleteNode, giving up when ctx ends: a Delete held
 // up by a partition is left to the client, which may still send it.
-// *unsure is set once a Delete may have applied unseen, and read by the
-// next call for the same release.
-func deleteNodeBounded(ctx context.Context, conn zktest.Conn, path string, session int64, unsure *bool) error {
+// *doubt keeps what the release's Deletes may have done, for the next call
+// for the same release.
+func deleteNodeBounded(ctx context.Context, conn zktest.Conn, path string, session int64, doubt *deleteDoubt) error {
 	for tries := 0; ; tries++ {
-		err := bounded(ctx, func() error { return conn.Delete(path, -1) })
-		if ctx.Err() != nil && err == ctx.Err() {
-			*unsure = true
-			return err
+		if err := ctx.Err(); err != nil {
+			return err // no Delete sent: nothing to doubt
+		}
+		answer := make(chan error, 1)
+		go func() { answer <- conn.Delete(path, -1) }()
+		var err error
+		select {
+		case err = <-answer:
+		case <-ctx.Done():
+			doubt.open = append(doubt.open, answer)
+			return ctx.Err()
 		}
 		switch {
 		case err == nil:
 			return nil
 		case errors.Is(err, zk.ErrNoNode):
-			if *unsure && conn.SessionID() == session {
+			if doubt.mayHaveDeleted() && conn.SessionID() == session {
 				return nil
 			}
 			return errLost
@@ -764,12 +810,36 @@ func deleteNodeBounded(ctx context.Context, conn zktest.Conn, path string, sessi
 		case closedConn(conn, err):
 			return errLost // the node goes with the closed session
 		case recipe.IsConnectionLoss(err) && tries < mutantRetryLimit:
-			*unsure = true
+			doubt.lost = true
 			time.Sleep(mutantBackoff)
 		default:
 			return err
 		}
 	}
+}
+
+// deleteDoubt is what a release knows of its own Deletes: one of them was
+// lost on the way (it may have applied), and those abandoned before their
+// answer came, whose answers are read when they come.
+type deleteDoubt struct {
+	lost bool
+	open []chan error
+}
+
+// mayHaveDeleted reports whether a Delete of the release deleted the node
+// or may have.
+func (d *deleteDoubt) mayHaveDeleted() bool {
+	open := d.open[:0]
+	for _, answer := range d.open {
+		select {
+		case err := <-answer:
+			d.lost = d.lost || err == nil || recipe.IsConnectionLoss(err)
+		default:
+			open = append(open, answer)
+		}
+	}
+	d.open = open
+	return d.lost || len(d.open) > 0
 }
 
 // makeDir creates dir and its ancestors as persistent nodes, through
@@ -789,24 +859,6 @@ func makeDir(ctx context.Context, conn zktest.Conn, dir string) error {
 		}
 	}
 	return nil
-}
-
-// bounded runs op, but stops waiting for it when ctx ends.
-func bounded(ctx context.Context, op func() error) error {
-	if ctx.Done() == nil {
-		return op()
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	result := make(chan error, 1)
-	go func() { result <- op() }()
-	select {
-	case err := <-result:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // retryFor runs op through connection loss for as long as limit.
