@@ -64,11 +64,12 @@ func (c *Conn) Heal() {
 
 // restoreLink brings a cut link back before the client noticed the cut:
 // the connection carries on, with the events sent meanwhile, unless the
-// server expired the session in between, which the client learns at once.
-// Called with srv.mu held.
+// server expired the session in between, which the client learns at once,
+// or its member stopped meanwhile, or the ensemble lost its quorum: that
+// connection is gone, and the client dials again. Called with srv.mu held.
 func (c *Conn) restoreLink() {
 	s := c.srv
-	if s.conns[c.session] != c {
+	if s.conns[c.session] != c || !s.quorum() || s.members[c.member].down {
 		c.bounce()
 		return
 	}

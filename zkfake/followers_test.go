@@ -152,3 +152,43 @@ func TestNewSessionOnALaggingFollowerReadsNothingOlder(t *testing.T) {
 		}
 	})
 }
+
+// A client cut off (paused, or partitioned) while the ensemble loses its
+// quorum finds no connection when it comes back: it dials again, and no
+// write of its goes through until the quorum is back.
+func TestBackWithoutQuorumWritesNothing(t *testing.T) {
+	for _, how := range []string{"paused", "partitioned"} {
+		t.Run(how, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				srv := zkfake.NewServer(zkfake.WithEnsemble(3), zkfake.WithTickTime(200*time.Millisecond))
+				defer srv.Close()
+				c, _, err := srv.Connect(4 * time.Second)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				if how == "paused" {
+					c.Pause()
+				} else {
+					c.Partition()
+				}
+				srv.StopMember(1)
+				srv.StopMember(2)
+				if how == "paused" {
+					c.Resume()
+				} else {
+					c.Heal()
+				}
+				if _, err := c.Create("/x", nil, 0, zk.WorldACL(zk.PermAll)); err == nil {
+					t.Fatal("a create went through while the ensemble had no quorum")
+				}
+				srv.StartMember(1)
+				srv.StartMember(2)
+				time.Sleep(2 * time.Second)
+				if _, err := c.Create("/x", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+					t.Fatalf("create once the quorum is back: %v", err)
+				}
+			})
+		})
+	}
+}
