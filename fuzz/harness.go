@@ -172,6 +172,9 @@ type slot struct {
 	// the client's requests go.
 	call     string
 	lastMove time.Time
+	// waitingSince is when the checks first saw the client waiting on
+	// something of its own (View.Waiting), zero while it is not.
+	waitingSince time.Time
 	// made holds the nodes the client has created, in any session: a
 	// watch it sets on one of them is no wait (see noteWaiting).
 	made map[string]bool

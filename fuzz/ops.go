@@ -114,7 +114,15 @@ func (h *harness) view(s *slot) View {
 	if s.call != "" {
 		v.Since = h.now() - s.acquireCall.Time().Sub(h.start)
 		v.Waiting = !inc.partitioned && !inc.paused && inc.conn.State() == zk.StateHasSession && !h.lagging[inc.conn.Member()] && inc.nextRequest() == nil && !inc.holdsLate()
-		v.Idle = time.Since(s.lastMove)
+		// Waiting so since the harness last let a request of its go, or
+		// since it was first seen waiting so: time paused, cut off or
+		// behind a lagging member is no waiting on its own.
+		if !v.Waiting {
+			s.waitingSince = time.Time{}
+		} else if s.waitingSince.IsZero() {
+			s.waitingSince = time.Now()
+		}
+		v.Idle = time.Since(later(s.lastMove, s.waitingSince))
 	}
 	// Asked for when needed only: the view is made for every client
 	// after every step.
@@ -159,6 +167,14 @@ func (h *harness) checkRecipe() {
 			}
 		}
 	}
+}
+
+// later returns the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // readSession returns the harness's own session for reading the server,
