@@ -151,6 +151,10 @@ type slot struct {
 	goneAtUnlock  bool
 	deleteInDoubt bool
 	releaseStep   int
+	// heldByNode: when the lock was taken, the holder's session owned an
+	// ephemeral node in the lock's directory (a lock on a persistent node
+	// has no owner to ask about).
+	heldByNode bool
 
 	// The poll detector's state: the last call the client made while
 	// waiting, and how many calls in a row polled.
@@ -889,6 +893,7 @@ func (h *harness) onPoint(s *slot, r *request) bool {
 		h.add(inc.row, in, linearizability.MutexOutput{OK: true, Token: r.token}, s.acquireCall, ret)
 		s.phase, s.inCS = phaseHolding, true
 		s.holdSession = r.session
+		s.heldByNode = h.holdsNode(r.session)
 		h.note("%s holds the lock (session %#x%s) and enters its critical section", s.name(), r.session, describeToken(r.token))
 		h.checkExclusion(s)
 
@@ -909,7 +914,7 @@ func (h *harness) onPoint(s *slot, r *request) bool {
 		s.releaseCall = h.rec.Now()
 		// The session now counts too: a reentrant Lock after the hold's
 		// session expired acquires afresh, in the next.
-		s.goneAtUnlock = !h.holdsNode(s.holdSession) && !h.holdsNode(inc.conn.SessionID())
+		s.goneAtUnlock = s.heldByNode && !h.holdsNode(s.holdSession) && !h.holdsNode(inc.conn.SessionID())
 		s.deleteInDoubt, s.releaseStep = false, h.cur.index
 		h.note("%s leaves its critical section%s and calls %s", s.name(), describeState(inc.locker), r.how.unlockCall())
 
