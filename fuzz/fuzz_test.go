@@ -108,13 +108,15 @@ func withRapid(t *testing.T, checks int, seed uint64, f func()) {
 // mutantBudgets is how many cases the campaign may take to find each
 // mutant, with each of the seeds TestMutantsFound tries. The budgets are
 // about three times the most cases it took over the five seeds, and never
-// more than 2,000.
+// more than 2,000; those measured since the faults of minutes came, over
+// the 20 seeds of the README's table (check-then-create, the last three
+// mutants' and election-stale-observer's).
 var mutantBudgets = map[string]int{
 	"herd":                  30,
 	"wrong-watch":           20,
 	"no-relist":             60,
 	"whole-name-order":      20,
-	"check-then-create":     60,
+	"check-then-create":     225,
 	"timed-wait":            80,
 	"wrong-unlock":          2000,
 	"plain-retry":           300,
@@ -125,13 +127,13 @@ var mutantBudgets = map[string]int{
 	"forget-guid":           700,
 	"listing-order":         60,
 	"reaper-gives-up":       2000,
-	"unlock-trusts-no-node": 510,
+	"unlock-trusts-no-node": 2000,
 	// The elections'.
 	"election-herd":                170,
 	"election-exists":              60,
 	"election-split-brain":         1800,
-	"election-stale-observer":      20,
-	"election-leads-until-expired": 180,
+	"election-stale-observer":      90,
+	"election-leads-until-expired": 1650,
 	// The read/write lock's.
 	"rw-reader-waits-all":           730,
 	"rw-writer-ignores-readers":     45,
