@@ -40,15 +40,24 @@
 // a crash, after which a new process takes the client's place; a process
 // frozen past its session timeout (a long GC pause) and thawed; a follower
 // that starts lagging, so that its sessions read stale data and hear their
-// watches late, and catches up; time passing. Each case then winds down:
+// watches late, and catches up; an expiry after which the client's next
+// session opens on a lagging follower; a majority of the ensemble stopped
+// (no quorum: nothing is served, no session expires) and started again at
+// once or minutes later; a watch event held back from the recipe until the
+// reply to the client's next request, as go-zookeeper's event channels
+// allow; time passing. Every directory's sequence counter may start near
+// the int32 wrap (zkfake.WithSequenceStart). Each case then winds down:
 // every fault heals, every client finishes its round and stops, every
 // session closes.
 //
-// Partitions end both ways. Sessions are short (2s) or long (3.5s), drawn
-// per client; a client notices a cut at two thirds of its session timeout
-// and dials again a second later, which for a long session comes before the
-// server expires it. A heal is drawn to come at once, once the client has
-// noticed, or once the session has expired; a frozen process thaws at once
+// Partitions end both ways. A case's tickTime is drawn (200ms, 1s, 6s),
+// and each client's session timeout over the whole range ZooKeeper
+// negotiates, 2 to 20 ticks: from 400ms to two minutes. A client notices a
+// cut at two thirds of its session timeout and dials again a second later,
+// which for a session over 3s comes before the server expires it. A heal is
+// drawn to come at once, once the client has noticed, once the session has
+// expired, or just before it would (over a minute after the cut, for a
+// session of minutes); a frozen process thaws at once
 // or once its session has expired. A client hears what it missed either
 // way: the fake holds the watch events it sends into a cut connection and
 // delivers them if the link heals before the client notices, and a client
@@ -65,7 +74,10 @@
 //     porcupine, with the linearizability package's mutex model and the
 //     session expiries from the server's event log, finds no order of the
 //     recorded Lock and Unlock calls that a lock allows, fencing tokens
-//     that grow with each acquisition included.
+//     that grow with each acquisition included; or an Unlock returns nil
+//     though the server no longer held the client's node when the release
+//     began (unless a Delete of the client's went unanswered meanwhile:
+//     then it cannot tell its own Delete from someone else's).
 //   - herd: one change (a release, a crash's or an expiry's deletions, a
 //     new contender) wakes more than one waiting client — a client with a
 //     node in the queue that takes the watch event the server's log shows
@@ -93,6 +105,10 @@
 //     had expired wrote to the protected resource and nothing refused it
 //     (a Fencer's writes carry its token, and the resource refuses one
 //     older than the newest it accepted).
+//   - state-report: a lock that says where its hold stands (StateReporter)
+//     says what its last call does not allow, or says Held while its
+//     connection has been down for longer than its session timeout, when
+//     the server may have expired the session and let the next holder in.
 //
 // # Counterexamples
 //
