@@ -288,6 +288,11 @@ type Faults struct {
 	// LaggingNewSessions counts the expiries after which the client's next
 	// session opened on a lagging follower.
 	LaggingNewSessions int
+	// LongSessions counts the clients whose session timeout is over a
+	// minute, and WrapCases the cases whose directories' sequence counters
+	// start a few creates before the int32 wrap, the "%010d" width change
+	// or the sign change.
+	LongSessions, WrapCases int
 	// LateEvents counts the watch events held back from a client's recipe
 	// until after the reply to a later request of that client
 	// (LateEventsAfterReply), or until the client had nothing else to do.
@@ -317,6 +322,8 @@ func (f *Faults) add(o Faults) {
 	f.QuorumLosses += o.QuorumLosses
 	f.QuorumLossesLong += o.QuorumLossesLong
 	f.LaggingNewSessions += o.LaggingNewSessions
+	f.LongSessions += o.LongSessions
+	f.WrapCases += o.WrapCases
 	f.LateEvents += o.LateEvents
 	f.LateEventsAfterReply += o.LateEventsAfterReply
 }
@@ -328,9 +335,10 @@ func (f Faults) String() string {
 		f.Partitions, f.PartitionsUnnoticed, f.PartitionsResumed, f.PartitionsExpired,
 		f.Pauses, f.PausesSurvived, f.PausesExpired, f.LostRequests, f.LostReplies, f.Expiries, f.Crashes, f.Lags) +
 		fmt.Sprintf(", %d partitions over a minute (%d survived), %d quorum losses (%d over a minute), "+
-			"%d new sessions on a lagging follower, %d late watch events (%d after a later reply)",
+			"%d new sessions on a lagging follower, %d late watch events (%d after a later reply), "+
+			"%d sessions over a minute long, %d cases near a sequence wrap",
 			f.LongPartitions, f.LongPartitionsSurvived, f.QuorumLosses, f.QuorumLossesLong,
-			f.LaggingNewSessions, f.LateEvents, f.LateEventsAfterReply)
+			f.LaggingNewSessions, f.LateEvents, f.LateEventsAfterReply, f.LongSessions, f.WrapCases)
 }
 
 // CasesPerSecond is the rate at which cases ran.

@@ -424,6 +424,31 @@ func TestPartitionsEndBothWays(t *testing.T) {
 	}
 }
 
+// TestFaultsOfMinutesDrawn checks that a default campaign draws every
+// fault that outlasts a recipe's timers, or reaches it late, and that each
+// ends each way it can: quorum losses, some over a minute; partitions over
+// a minute, some survived; new sessions on a lagging follower; watch
+// events held back, some until a later reply; sessions over a minute; and
+// cases near a sequence wrap.
+func TestFaultsOfMinutesDrawn(t *testing.T) {
+	e := newEngine(Lock(soundQueueLock).subject(), Config{}.normalized())
+	e.countOnly = true
+	withRapid(t, 300, 1, func() { rapid.Check(t, e.property) })
+	f := e.faultCounts()
+	t.Logf("%d cases: %s", e.runs.Load(), f)
+	for name, n := range map[string]int{
+		"quorum losses": f.QuorumLosses, "quorum losses over a minute": f.QuorumLossesLong,
+		"partitions over a minute": f.LongPartitions, "partitions over a minute survived": f.LongPartitionsSurvived,
+		"new sessions on a lagging follower": f.LaggingNewSessions,
+		"late watch events":                  f.LateEvents, "late watch events after a later reply": f.LateEventsAfterReply,
+		"sessions over a minute": f.LongSessions, "cases near a wrap": f.WrapCases,
+	} {
+		if n == 0 {
+			t.Errorf("no %s in %d cases", name, e.runs.Load())
+		}
+	}
+}
+
 // TestHelperCheckMutex is run by TestCheckMutexFailsAndReplays in a child
 // process, where failing is its purpose.
 func TestHelperCheckMutex(t *testing.T) {

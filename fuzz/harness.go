@@ -519,6 +519,12 @@ func runCase(t *rapid.T, e *engine) *caseResult {
 		s := &slot{id: i, timeout: sessionTimeout(lengths[i], i, tick)}
 		h.slots = append(h.slots, s)
 		h.maxTimeout = max(h.maxTimeout, s.timeout)
+		if s.timeout > time.Minute {
+			h.tally.LongSessions++
+		}
+	}
+	if sequence != 0 {
+		h.tally.WrapCases++
 	}
 	h.begin(fmt.Sprintf("%d clients start on %s (tickTime %v), each with a session of its own (timeouts %s), and loop: %s", clients, where, tick, h.describeTimeouts(), loop))
 	if sequence != 0 {
