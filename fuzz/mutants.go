@@ -79,7 +79,7 @@ func Mutants() []Mutant {
 		{"forget-guid", "after a create whose reply was lost, takes one listing without its GUID to mean the create never applied, and queues with a new GUID; the first node shows up later, owned by the live session, and blocks the queue", Liveness, queue(forgetGUID), nil, nil, "mutex"},
 		{"reaper-gives-up", "the background deletion of a node whose Unlock failed stops after a minute, reasoning that the session has expired by then; it has not while the ensemble has no quorum, nor when the session timeout is longer, and the node blocks the queue once the session resumes", Liveness, queue(reaperGivesUp), nil, nil, "mutex"},
 		{"unlock-trusts-no-node", "an Unlock whose Delete finds no node calls it a clean release, though another session deleted the node, maybe before Unlock began (its watch event reaching the lock only later), and the next holder may have entered inside the critical section", MutualExclusion, queue(noNodeReleased), nil, nil, "mutex"},
-		{"listing-order", "names nodes plainly (\"lock-<seq>\") and takes the order ZooKeeper lists them in for the queue's order; ZooKeeper lists children in no particular order", MutualExclusion, queue(listingOrder), nil, []Detector{Liveness, Leak}, "mutex"},
+		{"listing-order", "names nodes plainly (\"lock-<seq>\") and takes the order ZooKeeper lists them in for the queue's order; ZooKeeper lists children in no particular order", MutualExclusion, queue(listingOrder), nil, []Detector{Liveness, Leak, Herd}, "mutex"},
 	}
 	return slices.Concat(locks, electionMutants(), rwMutants(), semaphoreMutants())
 }
@@ -203,9 +203,10 @@ func (l *queueLock) Lock(ctx context.Context) error {
 // session id so that a case replays exactly; it still looks random, which
 // is all the whole-name-order mutant needs. A Conn without a session yet
 // (it connected while the ensemble had no quorum) has no id to draw from,
-// and two such would draw the same GUIDs: it waits for its session.
+// and two such would draw the same GUIDs: it waits for its session, unless
+// the Conn is closed (its create then fails).
 func (l *queueLock) newGUID(ctx context.Context) (string, error) {
-	for l.conn.SessionID() == 0 {
+	for l.conn.SessionID() == 0 && l.conn.State() != zk.StateDisconnected {
 		if err := pause(ctx, mutantBackoff); err != nil {
 			return "", err
 		}
