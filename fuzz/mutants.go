@@ -77,7 +77,9 @@ func Mutants() []Mutant {
 		{"sequence-wrap", "reads the last ten characters of a name as the sequence number, so past the counter's int32 wrap (\"-2147483647\") the newest contender sorts first", MutualExclusion, queue(lastTenDigits), nil, []Detector{Liveness, Leak}, "mutex"},
 		{"closed-retry", "takes zk.ErrConnectionClosed from a closed Conn for a connection loss, and retries for 15s before it gives up", Liveness, queue(retryClosed), nil, nil, "mutex"},
 		{"forget-guid", "after a create whose reply was lost, takes one listing without its GUID to mean the create never applied, and queues with a new GUID; the first node shows up later, owned by the live session, and blocks the queue", Liveness, queue(forgetGUID), nil, nil, "mutex"},
-		{"reaper-gives-up", "the background deletion of a node whose Unlock failed stops after a minute, reasoning that the session has expired by then; it has not while the ensemble has no quorum, nor when the session timeout is longer, and the node blocks the queue once the session resumes", Liveness, queue(reaperGivesUp), nil, nil, "mutex"},
+		// Long schedules: the outage must last over a minute, the
+		// session survive it, and a release or a Lock fail meanwhile.
+		{"reaper-gives-up", "the background deletion of a node whose Unlock or Lock failed stops after a minute, reasoning that the session has expired by then; it has not while the ensemble has no quorum, nor when the session timeout is longer, and the node blocks the queue once the session resumes", Liveness, queue(reaperGivesUp), []Option{WithSteps(200)}, nil, "mutex"},
 		{"unlock-trusts-no-node", "an Unlock whose Delete finds no node calls it a clean release, though another session deleted the node, maybe before Unlock began (its watch event reaching the lock only later), and the next holder may have entered inside the critical section", MutualExclusion, queue(noNodeReleased), nil, nil, "mutex"},
 		{"listing-order", "names nodes plainly (\"lock-<seq>\") and takes the order ZooKeeper lists them in for the queue's order; ZooKeeper lists children in no particular order", MutualExclusion, queue(listingOrder), nil, []Detector{Liveness, Leak, Herd}, "mutex"},
 	}
@@ -586,7 +588,9 @@ func (l *queueLock) took(ctx context.Context) (bool, error) {
 // abandon deletes the own node after Lock gave up.
 func (l *queueLock) abandon() {
 	if l.node != "" {
-		_ = deleteNode(l.conn, l.node, l.conn.SessionID())
+		// In the background, as a failed release's: the Lock returns now,
+		// and the node must go however long the server stays away.
+		go l.deleteInBackground(l.node)
 		l.node = ""
 	}
 	l.sweep(context.Background())
