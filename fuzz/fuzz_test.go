@@ -405,13 +405,9 @@ func TestSameSeedSameHistory(t *testing.T) {
 // watches re-armed), which is the path where a holder goes from suspended
 // back to held.
 func TestPartitionsEndBothWays(t *testing.T) {
-	e := newEngine(Lock(soundQueueLock).subject(), Config{}.normalized())
-	e.countOnly = true
-	withRapid(t, 300, 1, func() { rapid.Check(t, e.property) })
-	f := e.faultCounts()
-	t.Logf("%d cases: %s", e.runs.Load(), f)
+	f, cases := defaultFaultCounts(t)
 	if f.Partitions < 100 {
-		t.Fatalf("only %d partitions in %d cases", f.Partitions, e.runs.Load())
+		t.Fatalf("only %d partitions in %d cases", f.Partitions, cases)
 	}
 	if 5*f.PartitionsSurvived() < f.Partitions || 5*f.PartitionsExpired < f.Partitions {
 		t.Errorf("of %d partitions, %d survived and %d expired: want at least a fifth each", f.Partitions, f.PartitionsSurvived(), f.PartitionsExpired)
@@ -424,6 +420,18 @@ func TestPartitionsEndBothWays(t *testing.T) {
 	}
 }
 
+// defaultFaultCounts runs 300 cases of a default campaign against the
+// sound queue lock, counting the faults drawn, and returns the counts and
+// how many cases ran.
+func defaultFaultCounts(t *testing.T) (Faults, int64) {
+	e := newEngine(Lock(soundQueueLock).subject(), Config{}.normalized())
+	e.countOnly = true
+	withRapid(t, 300, 1, func() { rapid.Check(t, e.property) })
+	f := e.faultCounts()
+	t.Logf("%d cases: %s", e.runs.Load(), f)
+	return f, e.runs.Load()
+}
+
 // TestFaultsOfMinutesDrawn checks that a default campaign draws every
 // fault that outlasts a recipe's timers, or reaches it late, and that each
 // ends each way it can: quorum losses, some over a minute; partitions over
@@ -431,11 +439,7 @@ func TestPartitionsEndBothWays(t *testing.T) {
 // events held back, some until a later reply; sessions over a minute; and
 // cases near a sequence wrap.
 func TestFaultsOfMinutesDrawn(t *testing.T) {
-	e := newEngine(Lock(soundQueueLock).subject(), Config{}.normalized())
-	e.countOnly = true
-	withRapid(t, 300, 1, func() { rapid.Check(t, e.property) })
-	f := e.faultCounts()
-	t.Logf("%d cases: %s", e.runs.Load(), f)
+	f, cases := defaultFaultCounts(t)
 	for name, n := range map[string]int{
 		"quorum losses": f.QuorumLosses, "quorum losses over a minute": f.QuorumLossesLong,
 		"partitions over a minute": f.LongPartitions, "partitions over a minute survived": f.LongPartitionsSurvived,
@@ -444,7 +448,7 @@ func TestFaultsOfMinutesDrawn(t *testing.T) {
 		"sessions over a minute": f.LongSessions, "cases near a wrap": f.WrapCases,
 	} {
 		if n == 0 {
-			t.Errorf("no %s in %d cases", name, e.runs.Load())
+			t.Errorf("no %s in %d cases", name, cases)
 		}
 	}
 }
