@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/zksim/zksim/linearizability"
@@ -304,12 +303,7 @@ func (h *harness) touchNode(s *slot, write bool) {
 	// back (a lock's has Revoke): its nodes are written to instead.
 	write = write || !h.e.sub.isLock()
 	session := inc.conn.SessionID()
-	var nodes []string
-	for _, p := range h.srv.Ephemerals(session) {
-		if strings.HasPrefix(p, h.dir+"/") {
-			nodes = append(nodes, p)
-		}
-	}
+	nodes := h.nodesOf(session)
 	// Without a quorum nobody deletes or writes anything.
 	if len(nodes) == 0 || inc.partitioned || inc.paused || len(h.stopped) > 0 {
 		h.move(s, nil)

@@ -987,15 +987,20 @@ func (h *harness) onPoint(s *slot, r *request) bool {
 	return true
 }
 
-// holdsNode reports whether session owns a node in the lock's directory.
-func (h *harness) holdsNode(session int64) bool {
+// nodesOf returns the ephemeral nodes session owns in the lock's (or the
+// recipe's) directory.
+func (h *harness) nodesOf(session int64) []string {
+	var nodes []string
 	for _, p := range h.srv.Ephemerals(session) {
 		if strings.HasPrefix(p, h.dir+"/") {
-			return true
+			nodes = append(nodes, p)
 		}
 	}
-	return false
+	return nodes
 }
+
+// holdsNode reports whether session owns a node in the lock's directory.
+func (h *harness) holdsNode(session int64) bool { return len(h.nodesOf(session)) > 0 }
 
 // replaceClosed ends s's process if its Conn was closed and it has made
 // its one call since: a new process takes its place. It reports whether it

@@ -126,15 +126,7 @@ func (h *harness) view(s *slot) View {
 	}
 	// Asked for when needed only: the view is made for every client
 	// after every step.
-	v.Nodes = func() []string {
-		var nodes []string
-		for _, p := range h.srv.Ephemerals(v.Session) {
-			if strings.HasPrefix(p, h.dir+"/") {
-				nodes = append(nodes, p)
-			}
-		}
-		return nodes
-	}
+	v.Nodes = func() []string { return h.nodesOf(v.Session) }
 	return v
 }
 
