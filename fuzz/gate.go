@@ -357,15 +357,23 @@ func (inc *incarnation) handOver() bool {
 	if len(inc.handOvers) == 0 {
 		return false
 	}
+	w := inc.takeFirstHandOver()
+	close(w.ready)
+	return true
+}
+
+// takeFirstHandOver removes and returns the waiting watch event that comes
+// first in key order; inc.mu is held and one is waiting.
+func (inc *incarnation) takeFirstHandOver() handOverWait {
 	first := 0
 	for i, w := range inc.handOvers {
 		if w.key < inc.handOvers[first].key {
 			first = i
 		}
 	}
-	close(inc.handOvers[first].ready)
+	w := inc.handOvers[first]
 	inc.handOvers = append(inc.handOvers[:first], inc.handOvers[first+1:]...)
-	return true
+	return w
 }
 
 // delivery names a watch event as the server's log does: the session it

@@ -20,14 +20,7 @@ func (h *harness) holdLate(inc *incarnation) bool {
 		inc.mu.Unlock()
 		return false
 	}
-	first := 0
-	for i, w := range inc.handOvers {
-		if w.key < inc.handOvers[first].key {
-			first = i
-		}
-	}
-	w := inc.handOvers[first]
-	inc.handOvers = append(inc.handOvers[:first], inc.handOvers[first+1:]...)
+	w := inc.takeFirstHandOver()
 	inc.late, inc.lateNext, inc.lateStep = &w, false, h.cur.index
 	inc.mu.Unlock()
 	h.tally.LateEvents++
@@ -42,8 +35,7 @@ func (h *harness) releaseLate(inc *incarnation, c completion) bool {
 	w := inc.late
 	due := w != nil && c.req.point == noPoint && c.req.step > inc.lateStep
 	if due {
-		inc.late = nil
-		close(w.ready)
+		inc.handLateOver()
 	}
 	inc.mu.Unlock()
 	if due {
@@ -75,13 +67,18 @@ func (h *harness) releaseIdleLate() bool {
 		inc := s.inc
 		inc.mu.Lock()
 		w := inc.late
-		inc.late = nil
-		close(w.ready)
+		inc.handLateOver()
 		inc.mu.Unlock()
 		h.note("%s's recipe now hears its held watch event on %s", s.name(), stable(eventPath(w.key)))
 	}
 	h.settle()
 	return true
+}
+
+// handLateOver hands inc's held event over; inc.mu is held and one is.
+func (inc *incarnation) handLateOver() {
+	close(inc.late.ready)
+	inc.late = nil
 }
 
 // eventPath is the path in a hand-over key (see gatedConn.forward).
