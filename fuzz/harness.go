@@ -588,6 +588,7 @@ func (h *harness) prepareDirectory() {
 		panic(fmt.Sprintf("zkfuzz: preparing %s: %v", h.dir, err))
 	}
 	admin.Close()
+	h.note("%s is made, with children that are no contenders: %s", h.dir, strings.Join(h.foreign, ", "))
 }
 
 // ancestry returns path's ancestors below the root, outermost first, and
