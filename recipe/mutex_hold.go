@@ -366,14 +366,19 @@ func (m *Mutex) release(ctx context.Context, h *hold) (lost bool, err error) {
 func (m *Mutex) noteDelete(h *hold, err error, abandoned <-chan error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	switch {
-	case abandoned != nil:
+	if abandoned != nil {
 		h.open = append(h.open, abandoned)
-	case err == nil:
-		h.deleted = true
-	case IsConnectionLoss(err):
-		h.unsure = true // it may have been, or may yet be, applied
+		return
 	}
+	h.noteAnswer(err)
+}
+
+// noteAnswer records what one of the handle's Deletes of h's node answered:
+// it deleted the node, or, lost on the way, may have (or may yet). "No
+// node" and the rest say it did not. m.mu is held.
+func (h *hold) noteAnswer(err error) {
+	h.deleted = h.deleted || err == nil
+	h.unsure = h.unsure || IsConnectionLoss(err)
 }
 
 // ownDeletion reports whether one of the handle's own Deletes deleted h's
@@ -386,8 +391,7 @@ func (m *Mutex) ownDeletion(h *hold) bool {
 	for _, answer := range h.open {
 		select {
 		case err := <-answer:
-			h.deleted = h.deleted || err == nil
-			h.unsure = h.unsure || IsConnectionLoss(err)
+			h.noteAnswer(err)
 		default:
 			open = append(open, answer)
 		}
@@ -426,8 +430,7 @@ func (m *Mutex) awaitOwnDeletes(ctx context.Context, h *hold) (bool, error) {
 			if i := slices.Index(h.open, next); i >= 0 {
 				h.open = slices.Delete(h.open, i, i+1)
 			}
-			h.deleted = h.deleted || err == nil
-			h.unsure = h.unsure || IsConnectionLoss(err)
+			h.noteAnswer(err)
 			m.mu.Unlock()
 		case <-ctx.Done():
 			return false, ctx.Err()
