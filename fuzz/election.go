@@ -66,9 +66,9 @@ const electionPath = "/elections/leader"
 // The candidates' Check holds a leader to its word: once its session has
 // expired and its client has a new one, it must no longer say it leads
 // (StateReport), nor while its leadership is in doubt; the observer's
-// stream must never go back to an older leader. The observer's Settled holds its stream to the server:
-// once everything has settled, the last leader it heard of is the leader
-// (Convergence).
+// stream must never go back to an older leader. The observer's Settled
+// holds its stream to the server: once everything has settled, the last
+// leader it heard of is the leader (Convergence).
 func Election(newElector NewElector) Target {
 	return Recipe[*electionClient]{
 		Name: "election",

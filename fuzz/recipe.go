@@ -187,9 +187,10 @@ type View struct {
 	// long it has been in it; Waiting is true while the call waits on
 	// something of its own (a watch, a timer), not on the harness nor on
 	// its connection: no request of the client's waits at the gate, no
-	// fault holds it nor a watch event of its, and it is connected, to a member that does not lag;
-	// Idle is how long it has waited so, since the harness last let one
-	// of its requests go.
+	// fault holds it nor a watch event of its, and it is connected, to a
+	// member that does not lag; Idle is how long it has waited so, since
+	// the harness last let one of its requests go or first saw it waiting
+	// so.
 	Call    string
 	Since   time.Duration
 	Waiting bool
