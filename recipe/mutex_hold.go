@@ -3,7 +3,6 @@ package recipe
 import (
 	"context"
 	"errors"
-	"slices"
 	"strings"
 	"time"
 
@@ -82,6 +81,9 @@ func (m *Mutex) watchHold(h *hold) {
 		case <-ticker.C:
 			if stopped(h) {
 				return // as above: Unlock is done with the hold
+			}
+			if m.settleSeen(h) {
+				return
 			}
 		}
 
@@ -209,11 +211,12 @@ func (m *Mutex) nodeGone(h *hold) (over bool) {
 	case h.pending && !m.ownDeletionKnown(h):
 		// A Delete of the handle's is still out, and none has deleted
 		// the node or may have: whether that one or someone else deleted
-		// it is for its answer to say, which the Unlock or Lock
-		// finishing the release waits for.
+		// it is for its answer to say. The watching goes on until it
+		// comes (settleSeen), unless an Unlock or Lock finishing the
+		// release reads it first.
 		h.seenGone = true
 		m.mu.Unlock()
-		return true
+		return false
 	case h.pending:
 		if !m.ownDeletion(h) {
 			// Every Delete of the failed Unlock found the node gone:
@@ -411,31 +414,41 @@ func (m *Mutex) ownDeletionKnown(h *hold) bool {
 
 // awaitOwnDeletes waits, bounded by ctx, for the answers of the handle's
 // open Deletes of h's node, and reports whether one of them deleted it or
-// may have (see ownDeletion).
+// may have (see ownDeletion). It looks at every poll of the connection
+// rather than receiving the answers itself: the watching reads them too
+// (settleSeen), and an answer is read once.
 func (m *Mutex) awaitOwnDeletes(ctx context.Context, h *hold) (bool, error) {
 	for {
 		m.mu.Lock()
-		ours := m.ownDeletion(h)
-		var next <-chan error
-		if len(h.open) > 0 {
-			next = h.open[0]
-		}
+		ours, known := m.ownDeletion(h), m.ownDeletionKnown(h)
 		m.mu.Unlock()
-		if next == nil {
+		if known {
 			return ours, nil
 		}
-		select {
-		case err := <-next:
-			m.mu.Lock()
-			if i := slices.Index(h.open, next); i >= 0 {
-				h.open = slices.Delete(h.open, i, i+1)
-			}
-			h.noteAnswer(err)
-			m.mu.Unlock()
-		case <-ctx.Done():
-			return false, ctx.Err()
+		if err := pause(ctx, m.cfg.pollInterval); err != nil {
+			return false, err
 		}
 	}
+}
+
+// settleSeen ends a pending release whose node's deletion was seen while a
+// Delete of its own was out, once that Delete's answer has come: released
+// if it, or another of the handle's, deleted the node or may have, lost
+// otherwise. It reports whether it did, so that the watching can end.
+func (m *Mutex) settleSeen(h *hold) bool {
+	m.mu.Lock()
+	if !h.pending || !h.seenGone || h.settled || !m.ownDeletionKnown(h) {
+		m.mu.Unlock()
+		return false
+	}
+	var err error
+	if !m.ownDeletion(h) || m.conn.SessionID() != h.session {
+		err = ErrLockLost
+	}
+	m.settleLocked(h, err)
+	m.mu.Unlock()
+	m.tell()
+	return true
 }
 
 // sweepStrays deletes the nodes left bearing the hold's GUID, once its own
