@@ -28,9 +28,9 @@ type engine struct {
 	lastCase *caseResult       // and its case
 	html     map[string]string // story → report path, so a case rerun reuses its report
 
-	// onCase, when set, sees every case's transcript (tests of
+	// onCase, when set, sees every case once it has run (tests of
 	// determinism).
-	onCase func(transcript string)
+	onCase func(c *caseResult)
 	// survey makes the property record findings without failing, and skip
 	// every case after the first finding: tests that measure how soon a
 	// campaign finds something use it.
@@ -103,7 +103,7 @@ func (e *engine) runAndCheck(t *rapid.T) (*caseResult, *Finding) {
 	rapid.SyncTest(t, func(t *rapid.T) { c = runCase(t, e) })
 	e.steps.Add(int64(c.steps))
 	if e.onCase != nil {
-		e.onCase(c.transcript())
+		e.onCase(c)
 	}
 	if e.countOnly {
 		return c, nil

@@ -373,7 +373,7 @@ func TestSameSeedSameHistory(t *testing.T) {
 				var transcripts []string
 				e := newEngine(target.subject(), Config{}.normalized())
 				e.survey = true
-				e.onCase = func(s string) { transcripts = append(transcripts, s) }
+				e.onCase = func(c *caseResult) { transcripts = append(transcripts, c.transcript()) }
 				withRapid(t, sameSeedCases(), seed, func() { rapid.Check(t, e.property) })
 				return transcripts
 			}
