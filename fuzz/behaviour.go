@@ -326,7 +326,7 @@ func (h *harness) touchNode(s *slot, write bool) {
 			err = h.admin.Delete(p, -1)
 		}
 		if err != nil {
-			h.note("the harness's %s %s fails: %v", verb, stable(p), err)
+			h.note("the harness's %s %s fails: %v", verb, StableName(p), err)
 			continue
 		}
 		h.writes++ // a change on the server, for the poll detector

@@ -330,7 +330,7 @@ func (h *harness) leftovers() []node {
 func describeNodes(nodes []node) string {
 	parts := make([]string, len(nodes))
 	for i, n := range nodes {
-		parts[i] = stable(n.path)
+		parts[i] = StableName(n.path)
 		if n.owner != "" {
 			parts[i] += " (ephemeral, owner " + n.owner + ")"
 		}
@@ -354,7 +354,7 @@ func (h *harness) watchedPaths() string {
 	var list []string
 	for p := range paths {
 		if n := h.srv.WatchCount(p); n > 0 {
-			list = append(list, fmt.Sprintf("%s (%d)", stable(p), n))
+			list = append(list, fmt.Sprintf("%s (%d)", StableName(p), n))
 		}
 	}
 	sort.Strings(list)

@@ -13,7 +13,7 @@ import (
 // engine runs the cases of one campaign: it is the property rapid checks.
 type engine struct {
 	sub *subject // what the cases fuzz
-	cfg Config
+	cfg config
 	// ctx, when set, ends the campaign early: cases return at once.
 	ctx context.Context
 
@@ -48,7 +48,7 @@ type engine struct {
 	lagFromStart bool
 }
 
-func newEngine(sub *subject, cfg Config) *engine {
+func newEngine(sub *subject, cfg config) *engine {
 	return &engine{sub: sub, cfg: cfg, html: map[string]string{}}
 }
 

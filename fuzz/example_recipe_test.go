@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zksim/zksim/fuzz"
+	"github.com/zksim/zksim/fuzz/targets"
 	"github.com/zksim/zksim/linearizability"
 	"github.com/zksim/zksim/recipe"
 	"github.com/zksim/zksim/zkfake/zktest"
@@ -150,5 +151,5 @@ func init() {
 	// second bug, which the model finds: a campaign whose session expired
 	// between its create and the Exists after it takes the node another
 	// session made meanwhile for its own, and claims to lead.
-	fuzz.ExampleTargets["first-to-create"] = fuzz.Mutant{Name: "first-to-create", Detector: fuzz.Liveness, Target: firstToCreateRecipe(), Recipe: "example", Also: []fuzz.Detector{fuzz.Model}}
+	exampleTargets["first-to-create"] = targets.Mutant{Name: "first-to-create", Detector: fuzz.Liveness, Target: firstToCreateRecipe(), Recipe: "example", Also: []fuzz.Detector{fuzz.Model}}
 }

@@ -1,29 +1,129 @@
 package fuzz
 
 import (
-	"maps"
-	"slices"
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
 )
 
-// ExampleTargets are recipes the package's examples describe, by name,
-// with the detector that finds their bug: the tests that hold the mutants
-// to their budgets and replay their fail files run them too, so that a
-// user's recipe is shown to be fuzzed exactly like the package's own.
-var ExampleTargets = map[string]Mutant{}
+// What the package's external tests (package fuzz_test) need of the engine
+// to measure it: they see the built-in targets and mutants (package
+// targets, which imports this one and so cannot be imported by its
+// internal tests), and these hooks run campaigns the way a test's Check
+// does while reading what Check keeps to itself.
 
-// withExamples returns the mutants, then the examples' recipes.
-func withExamples() []Mutant {
-	all := Mutants()
-	for _, name := range slices.Sorted(maps.Keys(ExampleTargets)) {
-		all = append(all, ExampleTargets[name])
+// LockPath is the lock's directory in every case of the lock loop.
+const LockPath = lockPath
+
+// LongTier reports whether the tests run in the long tier (-tags long);
+// RaceEnabled, whether under the race detector.
+func LongTier() bool    { return longTier }
+func RaceEnabled() bool { return raceEnabled }
+
+// WithRapid runs f with rapid's -rapid.checks and -rapid.seed set. Under
+// -short rapid runs a fifth of the checks asked for; the count is scaled
+// to make up for it.
+func WithRapid(t *testing.T, checks int, seed uint64, f func()) {
+	t.Helper()
+	if testing.Short() {
+		checks *= 5
 	}
-	return all
+	for name, v := range map[string]string{"rapid.checks": strconv.Itoa(checks), "rapid.seed": strconv.FormatUint(seed, 10)} {
+		old := flag.Lookup(name).Value.String()
+		if err := flag.Set(name, v); err != nil {
+			t.Fatal(err)
+		}
+		defer flag.Set(name, old)
+	}
+	f()
 }
 
-// mutantOrExample returns the mutant or the example's recipe called name.
-func mutantOrExample(name string) (Mutant, bool) {
-	if m, ok := ExampleTargets[name]; ok {
-		return m, true
+// Survey runs checks cases of target from seed, as Check does, but
+// records the first finding accept accepts (any, if accept is nil)
+// without failing t, and skips the cases after it. It returns the
+// finding, unshrunk, and the number of the case that found it; nil and 0
+// if none did.
+func Survey(t *testing.T, target Target, opts []Option, checks int, seed uint64, accept func(*Finding) bool) (*Finding, int64) {
+	e := newEngine(target.subject(), configure(opts))
+	e.survey, e.surveyFor = true, accept
+	WithRapid(t, checks, seed, func() { rapid.Check(t, e.property) })
+	return e.lastFinding(), e.firstFail.Load()
+}
+
+// SurveyLagging is Survey on ensembles of three whose followers lag from
+// the start of every case, until the schedule or the wind-down catches
+// them up.
+func SurveyLagging(t *testing.T, target Target, checks int, seed uint64, accept func(*Finding) bool) (*Finding, int64) {
+	e := newEngine(target.subject(), configure(nil))
+	e.survey, e.surveyFor, e.lagFromStart = true, accept, true
+	WithRapid(t, checks, seed, func() { rapid.Check(t, e.property) })
+	return e.lastFinding(), e.firstFail.Load()
+}
+
+// SurveyEnsemble is Survey on the real ensemble at servers: cases cases of
+// the lock loop, in real time.
+func SurveyEnsemble(t *testing.T, target Target, servers []string, cases int, seed uint64) (*Finding, int64) {
+	e := newEngine(target.subject(), configure([]Option{OnEnsemble(servers...)}))
+	e.survey = true
+	e.realCampaign(t, cases, seed)
+	return e.lastFinding(), e.firstFail.Load()
+}
+
+// Transcripts runs checks cases of target from seed, as Survey does, and
+// returns every case's transcript: its story and the server's event log.
+func Transcripts(t *testing.T, target Target, checks int, seed uint64) []string {
+	var transcripts []string
+	e := newEngine(target.subject(), configure(nil))
+	e.survey = true
+	e.onCase = func(c *caseResult) { transcripts = append(transcripts, c.transcript()) }
+	WithRapid(t, checks, seed, func() { rapid.Check(t, e.property) })
+	return transcripts
+}
+
+// CaseRecord is what one case did, as TestDumpHistories writes it: the
+// history its clients recorded with the server's event log, and its story.
+type CaseRecord struct {
+	History, Story string
+}
+
+// Records runs checks cases of target from seed, looking for nothing, and
+// returns what each did.
+func Records(t *testing.T, target Target, checks int, seed uint64) []CaseRecord {
+	var records []CaseRecord
+	e := newEngine(target.subject(), configure(nil))
+	e.countOnly = true
+	e.onCase = func(c *caseResult) { records = append(records, CaseRecord{History: c.historyDump(), Story: c.story()}) }
+	WithRapid(t, checks, seed, func() { rapid.Check(t, e.property) })
+	return records
+}
+
+// CountFaults runs checks cases of target from seed, looking for nothing,
+// and returns the faults they drew and how many cases ran.
+func CountFaults(t *testing.T, target Target, checks int, seed uint64) (Faults, int64) {
+	e := newEngine(target.subject(), configure(nil))
+	e.countOnly = true
+	WithRapid(t, checks, seed, func() { rapid.Check(t, e.property) })
+	return e.faultCounts(), e.runs.Load()
+}
+
+// historyDump is the case's history as TestDumpHistories writes it: its
+// steps, the operations its clients recorded, the faults, and the
+// server's event log, GUIDs elided.
+func (c *caseResult) historyDump() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d steps\n", c.steps)
+	for _, op := range c.ops {
+		// A recipe may name its nodes with random GUIDs, which the
+		// operations' inputs carry.
+		b.WriteString(StableName(fmt.Sprintf("%d %s %d..%d %+v -> %+v\n", op.ClientID, op.Tag, op.Call, op.Return, op.Input, op.Output)))
 	}
-	return MutantByName(name)
+	for _, f := range c.faults {
+		fmt.Fprintf(&b, "fault %+v\n", f)
+	}
+	b.WriteString(c.eventLog())
+	return b.String()
 }

@@ -106,7 +106,7 @@ type request struct {
 // node names (stable): two Deletes of protected nodes go in the order of
 // their sequence numbers.
 func (r *request) key() string {
-	return fmt.Sprintf("%d\x00%s\x00%s\x00%s", r.point, r.method, stable(r.path), r.detail)
+	return fmt.Sprintf("%d\x00%s\x00%s\x00%s", r.point, r.method, StableName(r.path), r.detail)
 }
 
 // completion is a call that returned: what the harness tells in the story
@@ -303,7 +303,7 @@ func (g *gatedConn) forward(req zktest.Request, in <-chan zk.Event) <-chan zk.Ev
 			return
 		}
 		arrived := time.Now()
-		if !inc.awaitHandOver(fmt.Sprintf("%s\x00%d\x00%010d", stable(path), ev.Type, n)) {
+		if !inc.awaitHandOver(fmt.Sprintf("%s\x00%d\x00%010d", StableName(path), ev.Type, n)) {
 			return
 		}
 		select {
@@ -410,7 +410,7 @@ func describeChildren(names []string) string {
 	// locker's GUIDs may be random, and the story must not depend on them.
 	sorted := make([]string, len(names))
 	for i, n := range names {
-		sorted[i] = stable(n)
+		sorted[i] = StableName(n)
 	}
 	sort.Strings(sorted)
 	return "[" + abbreviated(sorted, " ") + "]"

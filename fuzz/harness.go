@@ -782,7 +782,7 @@ func (h *harness) found(d Detector, format string, args ...any) {
 	if h.finding != nil {
 		return
 	}
-	h.finding = &Finding{Detector: d, Summary: stable(fmt.Sprintf(format, args...))}
+	h.finding = &Finding{Detector: d, Summary: StableName(fmt.Sprintf(format, args...))}
 	h.note("✗ %s: %s", d, h.finding.Summary)
 }
 

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/zksim/zksim/zkfake"
-	"pgregory.net/rapid"
 )
 
 // TestHerdAttributesLateWakeups feeds the herd detector a log in which one
@@ -54,26 +53,5 @@ func TestHerdAttributesLateWakeups(t *testing.T) {
 				t.Fatalf("got %q, want it to begin %q", found, want)
 			}
 		})
-	}
-}
-
-// TestHerdWithLaggingFollowers runs the herd mutant (waiters watch the
-// whole children list) on ensembles whose followers lag from the start, so
-// that the waiters connected to them hear of releases late: the herd must
-// be found with a late wakeup among those it woke.
-func TestHerdWithLaggingFollowers(t *testing.T) {
-	m, _ := MutantByName("herd")
-	for seed := uint64(1); seed <= 3; seed++ {
-		e := newEngine(m.Target.subject(), Config{}.normalized())
-		e.survey, e.lagFromStart = true, true
-		e.surveyFor = func(f *Finding) bool {
-			return f.Detector == Herd && strings.Contains(f.Summary, "(late, at step")
-		}
-		withRapid(t, 300, seed, func() { rapid.Check(t, e.property) })
-		f := e.lastFinding()
-		if f == nil {
-			t.Fatalf("seed %d: no herd with a late wakeup in 300 cases with lagging followers", seed)
-		}
-		t.Logf("seed %d, after %d cases: %s", seed, e.firstFail.Load(), f.Summary)
 	}
 }

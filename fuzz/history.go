@@ -131,7 +131,7 @@ func (c *caseResult) explainFinding(f *Finding) {
 		explain = c.explainModel
 	}
 	if s := explain(); s != "" {
-		f.Summary = stable(s + " (" + f.Summary + ")")
+		f.Summary = StableName(s + " (" + f.Summary + ")")
 		f.Story = c.story() + "✗ " + string(f.Detector) + ": " + f.Summary + "\n"
 	}
 }

@@ -24,7 +24,7 @@ func (h *harness) holdLate(inc *incarnation) bool {
 	inc.late, inc.lateNext, inc.lateStep = &w, false, h.cur.index
 	inc.mu.Unlock()
 	h.tally.LateEvents++
-	h.note("%s's watch event on %s is held back from its recipe", inc.slot.name(), stable(eventPath(w.key)))
+	h.note("%s's watch event on %s is held back from its recipe", inc.slot.name(), StableName(eventPath(w.key)))
 	return true
 }
 
@@ -40,7 +40,7 @@ func (h *harness) releaseLate(inc *incarnation, c completion) bool {
 	inc.mu.Unlock()
 	if due {
 		h.tally.LateEventsAfterReply++
-		h.note("%s's recipe now hears its held watch event on %s, after the reply to its %s", inc.slot.name(), stable(eventPath(w.key)), c.req.method)
+		h.note("%s's recipe now hears its held watch event on %s, after the reply to its %s", inc.slot.name(), StableName(eventPath(w.key)), c.req.method)
 	}
 	return due
 }
@@ -69,7 +69,7 @@ func (h *harness) releaseIdleLate() bool {
 		w := inc.late
 		inc.handLateOver()
 		inc.mu.Unlock()
-		h.note("%s's recipe now hears its held watch event on %s", s.name(), stable(eventPath(w.key)))
+		h.note("%s's recipe now hears its held watch event on %s", s.name(), StableName(eventPath(w.key)))
 	}
 	h.settle()
 	return true

@@ -33,9 +33,11 @@ var layers = map[string]struct {
 	"linearizability/fakelog": {may: []string{"linearizability", "zkfake", "zkfake/zktest", "zkfake/jute"}},
 	"zkfake/zkbench":          {may: []string{"zkfake", "zkfake/zktest", "zkfake/zktest/ensemble", "zkfake/jute", "recipe"}},
 	"fuzz":                    {may: []string{"zkfake", "zkfake/zktest", "zkfake/zktest/ensemble", "zkfake/jute", "recipe", "linearizability"}},
+	"fuzz/targets":            {may: []string{"fuzz", "zkfake", "zkfake/zktest", "zkfake/zktest/ensemble", "zkfake/jute", "recipe", "linearizability"}},
+	"fuzz/internal/pinned":    {},
 	"cmd/zkfake-server":       {may: []string{"zkfake", "zkfake/wire", "zkfake/jute"}, noTesting: true},
-	"cmd/zkfuzz":              {may: []string{"fuzz", "zkfake", "zkfake/zktest", "zkfake/zktest/ensemble", "zkfake/jute", "recipe", "linearizability"}},
-	"cmd/zkbench":             {may: []string{"fuzz", "zkfake", "zkfake/zktest", "zkfake/zktest/ensemble", "zkfake/jute", "recipe", "linearizability"}},
+	"cmd/zkfuzz":              {may: []string{"fuzz", "fuzz/targets", "zkfake", "zkfake/zktest", "zkfake/zktest/ensemble", "zkfake/jute", "recipe", "linearizability"}},
+	"cmd/zkbench":             {may: []string{"fuzz", "fuzz/targets", "zkfake", "zkfake/zktest", "zkfake/zktest/ensemble", "zkfake/jute", "recipe", "linearizability"}},
 	"cmd/zkrecord":            {may: []string{"zkfake/difftest", "zkfake", "zkfake/zktest", "zkfake/zktest/ensemble", "zkfake/jute"}},
 	"cmd/covfigure":           {},
 }

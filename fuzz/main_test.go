@@ -1,43 +1,9 @@
 package fuzz
 
 import (
-	"flag"
-	"os"
 	"testing"
+
+	"github.com/zksim/zksim/fuzz/internal/pinned"
 )
 
-// pinnedSeed is rapid's seed for every campaign this package's tests run
-// unless -rapid.seed (or RAPID_SEED) says otherwise: a test that draws a
-// new seed each run can fail one run in many and pass the next, and a
-// failure must be one command away from its replay. `go test ./fuzz
-// -rapid.seed=0` draws a random seed, which rapid prints on a failure.
-const pinnedSeed = "1"
-
-// longTierChecks is rapid's count of cases for a campaign in the long
-// tier, unless -rapid.checks (or RAPID_CHECKS) says otherwise; the fast
-// tier keeps rapid's 100.
-const longTierChecks = "1000"
-
-func TestMain(m *testing.M) {
-	flag.Parse()
-	defaultRapidFlag("rapid.seed", "RAPID_SEED", pinnedSeed)
-	if longTier {
-		defaultRapidFlag("rapid.checks", "RAPID_CHECKS", longTierChecks)
-	}
-	os.Exit(m.Run())
-}
-
-// defaultRapidFlag sets one of rapid's flags to value unless the command
-// line or the environment (env) chose it.
-func defaultRapidFlag(name, env, value string) {
-	if _, ok := os.LookupEnv(env); ok {
-		return
-	}
-	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	if !set {
-		if err := flag.Set(name, value); err != nil {
-			panic(err)
-		}
-	}
-}
+func TestMain(m *testing.M) { pinned.Main(m, longTier) }

@@ -23,9 +23,9 @@ import (
 var ErrInTest = errors.New("fuzz: Run is for programs; a test calls Check")
 
 // Run runs a campaign from a program, as Check does from a test, and
-// reports what it found. Its cases run on cfg.Workers workers (default
-// GOMAXPROCS) and, with cfg.Shards, only one shard's slice of them: case k
-// is the case rapid.Check would run k-th from cfg.Seed, whichever worker
+// reports what it found. Its cases run on WithWorkers workers (default
+// GOMAXPROCS) and, WithShard, only one shard's slice of them: case k is
+// the case rapid.Check would run k-th from the seed, whichever worker
 // or shard runs it, and the first failing case by index is the one
 // reported and shrunk, so the report is the same with one worker or many.
 // When ctx is done Run stops starting cases and returns once those under
@@ -36,15 +36,16 @@ var ErrInTest = errors.New("fuzz: Run is for programs; a test calls Check")
 // and lets the harness decide the interleaving, runs only inside a test.
 // So Run runs the campaign as a one-test test suite through the testing
 // package's own entry point (testing.MainStart), in this process, and
-// reads rapid's settings from cfg. While it runs it sets rapid's flags and
-// redirects os.Stdout (where the testing package prints) to cfg.Output; it
+// reads rapid's settings from opts. While it runs it sets rapid's flags
+// and redirects os.Stdout (where the testing package prints) to
+// WithOutput's writer; it
 // is not safe to call Run concurrently, nor from a test binary, whose own
 // testing state it would disturb (there it returns ErrInTest).
-func Run(ctx context.Context, target Target, cfg Config) (Report, error) {
+func Run(ctx context.Context, target Target, opts ...Option) (Report, error) {
 	if testing.Testing() {
 		return Report{}, ErrInTest
 	}
-	cfg = cfg.normalized()
+	cfg := configure(opts)
 	if cfg.Seed == 0 {
 		cfg.Seed = rand.Uint64() | 1
 	}
@@ -161,7 +162,7 @@ func Run(ctx context.Context, target Target, cfg Config) (Report, error) {
 
 // setRapidFlags points rapid's flags, and the testing package's
 // -test.parallel, at cfg and returns a function that puts them back.
-func setRapidFlags(cfg Config) (restore func(), err error) {
+func setRapidFlags(cfg config) (restore func(), err error) {
 	values := map[string]string{
 		"rapid.checks":     strconv.Itoa(cfg.Cases),
 		"test.parallel":    strconv.Itoa(max(cfg.Workers, 1)),

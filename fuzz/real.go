@@ -17,7 +17,7 @@ import (
 	"github.com/zksim/zksim/zkfake/zktest/ensemble"
 )
 
-// The real-ensemble mode. With Config.Servers naming an ensemble (loopback
+// The real-ensemble mode. With OnEnsemble naming an ensemble (loopback
 // addresses only; the OnEnsemble option sets it), Check and Run run a
 // lock's cases against it instead of the fake: real goroutine scheduling,
 // real time, faults through the
@@ -437,7 +437,7 @@ func (c *realCase) stuck() *Finding {
 	for _, cl := range c.clients {
 		cl.cancel()
 	}
-	return &Finding{Detector: Liveness, Summary: stable(summary)}
+	return &Finding{Detector: Liveness, Summary: StableName(summary)}
 }
 
 // leaked reports nodes left under the lock's directory once every session
@@ -453,7 +453,7 @@ func (c *realCase) leaked() *Finding {
 		summary = fmt.Sprintf("listing %s at the end failed: %v", c.lock, err)
 	}
 	c.notef("✗ leak: %s", summary)
-	return &Finding{Detector: Leak, Summary: stable(summary)}
+	return &Finding{Detector: Leak, Summary: StableName(summary)}
 }
 
 // finish gathers the case's history and story for the checks.
@@ -467,7 +467,7 @@ func (c *realCase) finish() *caseResult {
 func (c *realCase) story() string {
 	var b strings.Builder
 	for i, l := range c.lines {
-		fmt.Fprintf(&b, "%3d. %s\n", i+1, stable(l))
+		fmt.Fprintf(&b, "%3d. %s\n", i+1, StableName(l))
 	}
 	return b.String()
 }

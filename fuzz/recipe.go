@@ -218,8 +218,13 @@ type View struct {
 
 // Lock is the Target of a lock: each client loops Lock, critical section
 // (with a write to a fenced resource, when the case checks fencing),
-// Unlock, with the books and detectors the package documents. CheckMutex
-// is Check with Lock.
+// Unlock, with the books and detectors the package documents:
+// fuzz.Check(t, fuzz.Lock(newLocker)) fuzzes a lock.
+//
+// The lock loop is the one target the engine runs itself rather than as a
+// Recipe: it is the target of any Locker, a user's or go-zookeeper's, not
+// a built-in recipe, and its books (the fenced critical section, the
+// queue's order for the herd rule, holds in doubt) are the engine's.
 func Lock(newLocker NewLocker) Target { return lockTarget{newLocker} }
 
 type lockTarget struct{ newLocker NewLocker }

@@ -12,19 +12,21 @@ import (
 // (a watch it had not armed again yet).
 const stepDownGrace = time.Second
 
-// stepDown is the check that holds a handle to its session: once the
-// session it holds in has expired and its client is on a new one, it must
-// stop saying it holds within stepDownGrace of its own time: while one of
-// its requests waits at the gate, the handle may be waiting to learn of it
-// from that request.
-type stepDown struct {
+// StepDown is a check a Recipe's Check can make of a handle that holds
+// something in its session (a leadership, a lock's side, a lease): once
+// the session it holds in has expired and its client is on a new one, it
+// must stop saying it holds within a second of its own time
+// (stepDownGrace), not counting time while one of its requests waits at
+// the gate: the handle may be waiting to learn of it from that request.
+// Keep one StepDown per hold; its zero value is ready to use.
+type StepDown struct {
 	movedOn time.Time // when the check first saw the client on a new session, the handle still saying it holds
 }
 
-// check returns what is wrong, "" if nothing: held is the session the hold
-// was taken in, claims whether the handle says it holds now, and claim
-// how to say so.
-func (d *stepDown) check(v View, held int64, claims bool, claim string) string {
+// Check returns what is wrong, "" if nothing: held is the session the
+// hold was taken in, claims whether the handle says it holds now, and
+// claim how to say so in a finding ("its lock still says it holds").
+func (d *StepDown) Check(v View, held int64, claims bool, claim string) string {
 	if v.Session == held || v.Session == 0 || !v.Expired(held) || !claims {
 		d.movedOn = time.Time{}
 		return ""

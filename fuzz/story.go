@@ -43,18 +43,19 @@ func (h *harness) note(format string, args ...any) {
 	h.cur.lines = append(h.cur.lines, fmt.Sprintf(format, args...))
 }
 
-// stable elides GUIDs from node names: a protected name's ("_c_<32
+// StableName elides GUIDs from node names: a protected name's ("_c_<32
 // hex>-" becomes "_c_…-") and a name that is a GUID and nothing else (as
 // recipe.Semaphore names its leases, and kazoo its own: "<32 hex>" becomes
 // "…"). A recipe may draw them at random (recipe.Mutex and recipe.Semaphore
 // take them from crypto/rand), and the story and transcript of a case must
 // be the same every time it runs; a protected name's sequence number still
-// tells its nodes apart.
+// tells its nodes apart. A recipe's own checks pass the node names they
+// report through it too, for the same reason.
 //
 // It scans by hand rather than with a regular expression: every listing a
 // story tells passes through it, and a case whose queue grows to thousands
 // of nodes spent most of its time here.
-func stable(s string) string {
+func StableName(s string) string {
 	var b strings.Builder
 	done := 0 // s[:done] is in b already
 	for i := 0; i < len(s); {
@@ -170,7 +171,7 @@ func (h *harness) tell(log []zkfake.Record) {
 		st := h.story[i]
 		st.records = append(st.records, r)
 		if msg := herd.observe(r, i+1); msg != "" && h.finding == nil {
-			h.finding = &Finding{Detector: Herd, Summary: stable(msg)}
+			h.finding = &Finding{Detector: Herd, Summary: StableName(msg)}
 			st.verdict = "✗ herd: " + h.finding.Summary
 		}
 	}
@@ -246,12 +247,12 @@ func (h *harness) render() string {
 			continue
 		}
 		flush()
-		fmt.Fprintf(&b, "%3d. [%s] %s\n", st.index+1, at(st.at), stable(st.action))
+		fmt.Fprintf(&b, "%3d. [%s] %s\n", st.index+1, at(st.at), StableName(st.action))
 		for _, l := range st.lines {
-			fmt.Fprintf(&b, "       %s\n", stable(l))
+			fmt.Fprintf(&b, "       %s\n", StableName(l))
 		}
 		for _, l := range server {
-			fmt.Fprintf(&b, "       · %s\n", stable(l))
+			fmt.Fprintf(&b, "       · %s\n", StableName(l))
 		}
 	}
 	flush()
@@ -267,7 +268,7 @@ func at(d time.Duration) string {
 func renderLog(log []zkfake.Record) string {
 	var b strings.Builder
 	for _, r := range log {
-		b.WriteString(stable(r.String()))
+		b.WriteString(StableName(r.String()))
 		b.WriteByte('\n')
 	}
 	return b.String()

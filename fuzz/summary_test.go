@@ -1,13 +1,15 @@
-package fuzz
+package fuzz_test
 
 import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
+	"github.com/zksim/zksim/fuzz"
+	"github.com/zksim/zksim/fuzz/targets"
 	"github.com/zksim/zksim/zkfake/zktest"
-	"pgregory.net/rapid"
 )
 
 // TestSummariesNameSteps checks that a finding's summary is a sentence
@@ -15,31 +17,24 @@ import (
 // steps: for a finding by mutual exclusion (the direct check or
 // porcupine), by the unfenced-write check and by the liveness check.
 func TestSummariesNameSteps(t *testing.T) {
-	tokenless := func(conn zktest.Conn, path string) Locker { return tokenless{&queueLock{conn: conn, dir: path}} }
+	tokenless := func(conn zktest.Conn, path string) fuzz.Locker { return tokenless{newSound(conn, path).QueueLock} }
 	for _, c := range []struct {
 		name     string
-		target   Target
-		opts     []Option
-		detector Detector
+		target   fuzz.Target
+		opts     []fuzz.Option
+		detector fuzz.Detector
 		budget   int
 		want     *regexp.Regexp
 	}{
-		{"no-relist", mutant(t, "no-relist"), nil, MutualExclusion, 400,
+		{"no-relist", mutant(t, "no-relist"), nil, fuzz.MutualExclusion, 400,
 			regexp.MustCompile(`^client \d.* (acquired|entered its critical section) at step \d+ with token \d+( while client \d.* (had held|had been in its own) since step \d+ with token \d+|, no newer than token \d+ that client \d.* got at step \d+)`)},
-		{"wrong-watch", mutant(t, "wrong-watch"), nil, Liveness, 20,
+		{"wrong-watch", mutant(t, "wrong-watch"), nil, fuzz.Liveness, 20,
 			regexp.MustCompile(`^client \d's Lock has not returned since step \d+`)},
-		{"no fencing token", Lock(tokenless), []Option{WithFencing(FencingAlways)}, UnfencedWrite, 300,
+		{"no fencing token", fuzz.Lock(tokenless), []fuzz.Option{fuzz.WithFencing(fuzz.FencingAlways)}, fuzz.UnfencedWrite, 300,
 			regexp.MustCompile(`^client \d wrote to the protected resource at step \d+( after its session 0x[0-9a-f]+ had expired at step \d+| and client \d.* had acquired at step \d+|, and the resource accepted it)`)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			cfg := Config{}
-			for _, o := range c.opts {
-				o(&cfg)
-			}
-			e := newEngine(c.target.subject(), cfg.normalized())
-			e.survey, e.surveyFor = true, byDetector(c.detector)
-			withRapid(t, c.budget, 1, func() { rapid.Check(t, e.property) })
-			f := e.lastFinding()
+			f, _ := fuzz.Survey(t, c.target, c.opts, c.budget, 1, byDetector(c.detector))
 			if f == nil {
 				t.Fatalf("not found by %s in %d cases", c.detector, c.budget)
 			}
@@ -58,10 +53,27 @@ func TestSummariesNameSteps(t *testing.T) {
 }
 
 // mutant returns the Target of the mutant called name.
-func mutant(t *testing.T, name string) Target {
-	m, ok := MutantByName(name)
+func mutant(t *testing.T, name string) fuzz.Target {
+	m, ok := targets.MutantByName(name)
 	if !ok {
 		t.Fatalf("no mutant %q", name)
 	}
 	return m.Target
+}
+
+// TestHerdWithLaggingFollowers runs the herd mutant (waiters watch the
+// whole children list) on ensembles whose followers lag from the start, so
+// that the waiters connected to them hear of releases late: the herd must
+// be found with a late wakeup among those it woke.
+func TestHerdWithLaggingFollowers(t *testing.T) {
+	m, _ := targets.MutantByName("herd")
+	for seed := uint64(1); seed <= 3; seed++ {
+		f, cases := fuzz.SurveyLagging(t, m.Target, 300, seed, func(f *fuzz.Finding) bool {
+			return f.Detector == fuzz.Herd && strings.Contains(f.Summary, "(late, at step")
+		})
+		if f == nil {
+			t.Fatalf("seed %d: no herd with a late wakeup in 300 cases with lagging followers", seed)
+		}
+		t.Logf("seed %d, after %d cases: %s", seed, cases, f.Summary)
+	}
 }

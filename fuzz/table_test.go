@@ -1,4 +1,4 @@
-package fuzz
+package fuzz_test
 
 import (
 	"os"
@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"testing"
 
-	"pgregory.net/rapid"
+	"github.com/zksim/zksim/fuzz"
 )
 
 // TestMutantTable measures how many cases the campaign takes to find each
@@ -18,7 +18,7 @@ import (
 //	ZKFUZZ_TABLE_SEEDS=20 go test ./fuzz -run TestMutantTable -v
 func TestMutantTable(t *testing.T) {
 	seeds, err := strconv.Atoi(os.Getenv("ZKFUZZ_TABLE_SEEDS"))
-	if err != nil && longTier {
+	if err != nil && fuzz.LongTier() {
 		seeds, err = 20, nil
 	}
 	if err != nil || seeds <= 0 {
@@ -26,21 +26,15 @@ func TestMutantTable(t *testing.T) {
 	}
 	const budget = 3000
 	for _, m := range withExamples() {
-		cfg := Config{}
-		for _, o := range m.Options {
-			o(&cfg)
-		}
 		var found []int
 		for seed := 1; seed <= seeds; seed++ {
-			e := newEngine(m.Target.subject(), cfg.normalized())
-			e.survey, e.surveyFor = true, byDetector(m.Detector)
-			withRapid(t, budget, uint64(seed), func() { rapid.Check(t, e.property) })
-			if e.lastFinding() == nil {
+			f, cases := fuzz.Survey(t, m.Target, m.Options, budget, uint64(seed), byDetector(m.Detector))
+			if f == nil {
 				// Said once the table is done: rapid refuses a failed T.
 				defer t.Errorf("%s: seed %d did not find it by %s in %d cases", m.Name, seed, m.Detector, budget)
 				continue
 			}
-			found = append(found, int(e.firstFail.Load()))
+			found = append(found, int(cases))
 		}
 		if len(found) == 0 {
 			continue

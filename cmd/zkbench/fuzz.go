@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/zksim/zksim/fuzz"
+	"github.com/zksim/zksim/fuzz/targets"
 	"github.com/zksim/zksim/zkfake/zktest/ensemble"
 )
 
@@ -33,7 +34,7 @@ const (
 // timeFuzz runs a campaign of cases cases of the fuzz harness against
 // recipe.Mutex and times it: on the fake when servers is empty, otherwise
 // on the ensemble at servers (the harness's real-ensemble mode, chosen by
-// fuzz.Config.Servers). fuzz.Run needs a program of its own (it runs the
+// fuzz.OnEnsemble). fuzz.Run needs a program of its own (it runs the
 // testing package inside this process), which is why the command times it
 // rather than a benchmark. It returns the campaign's cell of the table, the
 // command that describes it, and a note if the campaign found a violation:
@@ -51,27 +52,27 @@ func timeFuzz(ctx context.Context, cases, workers int, servers string, progress 
 	if err != nil {
 		return nil, "", "", err
 	}
-	cfg := fuzz.Config{
-		Name:       "zkbench",
-		Cases:      cases,
-		Seed:       fuzzSeed,
-		Clients:    fuzzClients,
-		Steps:      fuzzSteps,
-		HTMLDir:    htmlDir,
-		NoFailFile: true,
-		ShrinkTime: fuzzShrinkTime,
-		Output:     io.Discard,
-		Servers:    members,
-		Workers:    workers,
+	opts := []fuzz.Option{
+		fuzz.WithName("zkbench"),
+		fuzz.WithCases(cases),
+		fuzz.WithSeed(fuzzSeed),
+		fuzz.WithClients(fuzzClients),
+		fuzz.WithSteps(fuzzSteps),
+		fuzz.WithHTMLDir(htmlDir),
+		fuzz.WithoutFailFile(),
+		fuzz.WithShrinkTime(fuzzShrinkTime),
+		fuzz.WithOutput(io.Discard),
+		fuzz.OnEnsemble(members...),
+		fuzz.WithWorkers(workers),
 	}
-	on := fmt.Sprintf(", Workers: %d", workers)
+	on := fmt.Sprintf(", fuzz.WithWorkers(%d)", workers)
 	if servers != "" {
-		on = fmt.Sprintf(", Servers: %#v", members)
+		on = fmt.Sprintf(", fuzz.OnEnsemble(%q...)", members)
 	}
-	command = fmt.Sprintf("fuzz.Run(ctx, fuzz.Lock(fuzz.RecipeMutex), fuzz.Config{Cases: %d, Seed: %d, Clients: %d, Steps: %d%s})", cases, fuzzSeed, fuzzClients, fuzzSteps, on)
+	command = fmt.Sprintf("fuzz.Run(ctx, fuzz.Lock(fuzz.RecipeMutex), fuzz.WithCases(%d), fuzz.WithSeed(%d), fuzz.WithClients(%d), fuzz.WithSteps(%d)%s)", cases, fuzzSeed, fuzzClients, fuzzSteps, on)
 	fmt.Fprintf(progress, "zkbench: timing %d fuzz cases of recipe.Mutex on %s (%d workers)\n", cases, target, workers)
 
-	rep, err := fuzz.Run(ctx, fuzz.Lock(fuzz.RecipeMutex), cfg)
+	rep, err := fuzz.Run(ctx, fuzz.Lock(fuzz.RecipeMutex), opts...)
 	if err != nil || len(rep.Findings) == 0 {
 		os.RemoveAll(htmlDir)
 	}
@@ -110,18 +111,16 @@ const mutantBudget = 3000
 // wall time to it, shrinking left out (a shrink of 1ms). These are the
 // README's mutant table, made by the command.
 func findMutants(ctx context.Context, seeds int, progress io.Writer) (rows []row, command string, notes []string) {
-	command = fmt.Sprintf("for each m in fuzz.Mutants(), seed in 1..%d: fuzz.Run(ctx, m.Target, fuzz.Config{Cases: %d, Seed: seed, ShrinkTime: time.Millisecond, NoFailFile: true} + m.Options)", seeds, mutantBudget)
-	for _, m := range fuzz.Mutants() {
+	command = fmt.Sprintf("for each m in targets.Mutants(), seed in 1..%d: fuzz.Run(ctx, m.Target, fuzz.WithCases(%d), fuzz.WithSeed(seed), fuzz.WithShrinkTime(time.Millisecond), fuzz.WithoutFailFile(), m.Options...)", seeds, mutantBudget)
+	for _, m := range targets.Mutants() {
 		var cases []int
 		var secs []float64
 		for seed := 1; seed <= seeds && ctx.Err() == nil; seed++ {
-			cfg := fuzz.Config{Name: "zkbench-" + m.Name, Cases: mutantBudget, Seed: uint64(seed), ShrinkTime: time.Millisecond, NoFailFile: true, Output: io.Discard}
-			for _, o := range m.Options {
-				o(&cfg)
-			}
+			opts := append([]fuzz.Option{fuzz.WithName("zkbench-" + m.Name), fuzz.WithCases(mutantBudget), fuzz.WithSeed(uint64(seed)),
+				fuzz.WithShrinkTime(time.Millisecond), fuzz.WithoutFailFile(), fuzz.WithOutput(io.Discard)}, m.Options...)
 			fmt.Fprintf(progress, "zkbench: finding %s, seed %d\n", m.Name, seed)
 			start := time.Now()
-			rep, err := fuzz.Run(ctx, m.Target, cfg)
+			rep, err := fuzz.Run(ctx, m.Target, opts...)
 			took := time.Since(start)
 			switch {
 			case err != nil:

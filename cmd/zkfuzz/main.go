@@ -22,7 +22,7 @@
 // scheduling, faults injected through a loopback proxy; a finding is
 // reported as it happened, not shrunk, and -cases defaults to 10. The
 // command reads the variable and passes the ensemble to the campaign
-// (fuzz.Config.Servers); package fuzz itself reads no environment, so
+// (fuzz.OnEnsemble); package fuzz itself reads no environment, so
 // `go test` runs its campaigns and fail files on the fake wherever
 // ZK_SERVERS is set.
 //
@@ -46,6 +46,7 @@ import (
 	"time"
 
 	"github.com/zksim/zksim/fuzz"
+	"github.com/zksim/zksim/fuzz/targets"
 	"github.com/zksim/zksim/zkfake/zktest/ensemble"
 )
 
@@ -73,11 +74,11 @@ type locker struct {
 func lockers() map[string]locker {
 	m := map[string]locker{
 		defaultLocker:      {name: defaultLocker, bug: "the project's lock", target: fuzz.Lock(fuzz.RecipeMutex)},
-		"recipe.Election":  {name: "recipe.Election", bug: "the project's leader election", target: fuzz.Election(fuzz.RecipeElection)},
-		"recipe.RWMutex":   {name: "recipe.RWMutex", bug: "the project's read/write lock", target: fuzz.RWMutex(fuzz.RecipeRWMutex)},
-		"recipe.Semaphore": {name: "recipe.Semaphore", bug: "the project's counting semaphore", target: fuzz.Semaphore(fuzz.RecipeSemaphore)},
+		"recipe.Election":  {name: "recipe.Election", bug: "the project's leader election", target: targets.Election(targets.RecipeElection)},
+		"recipe.RWMutex":   {name: "recipe.RWMutex", bug: "the project's read/write lock", target: targets.RWMutex(targets.RecipeRWMutex)},
+		"recipe.Semaphore": {name: "recipe.Semaphore", bug: "the project's counting semaphore", target: targets.Semaphore(targets.RecipeSemaphore)},
 	}
-	for _, mu := range fuzz.Mutants() {
+	for _, mu := range targets.Mutants() {
 		m[mu.Name] = locker{name: mu.Name, bug: mu.Recipe + " mutant: " + mu.Bug, detector: mu.Detector, target: mu.Target, opts: mu.Options}
 	}
 	return m
@@ -155,29 +156,29 @@ func run(args []string, stdout, stderr io.Writer) int {
 		*cases = realCases
 	}
 
-	cfg := fuzz.Config{
-		Name:       "zkfuzz-" + l.name,
-		Cases:      *cases,
-		Seed:       *seed,
-		HTMLDir:    *htmlDir,
-		NoFailFile: *noFailFile,
-		ShrinkTime: *shrink,
-		Servers:    servers,
-		Workers:    *workers,
-		Shard:      shardK,
-		Shards:     shardN,
+	opts := []fuzz.Option{
+		fuzz.WithName("zkfuzz-" + l.name),
+		fuzz.WithCases(*cases),
+		fuzz.WithSeed(*seed),
+		fuzz.WithHTMLDir(*htmlDir),
+		fuzz.WithShrinkTime(*shrink),
+		fuzz.OnEnsemble(servers...),
+		fuzz.WithWorkers(*workers),
+		fuzz.WithShard(shardK, shardN),
 	}
-	for _, o := range l.opts {
-		o(&cfg)
+	if *noFailFile {
+		opts = append(opts, fuzz.WithoutFailFile())
 	}
+	// The recipe's own options, then the flags that override them.
+	opts = append(opts, l.opts...)
 	if *clients != 0 {
-		cfg.Clients = *clients
+		opts = append(opts, fuzz.WithClients(*clients))
 	}
 	if *steps != 0 {
-		cfg.Steps = *steps
+		opts = append(opts, fuzz.WithSteps(*steps))
 	}
 	if !*quiet {
-		cfg.Progress = func(p fuzz.Progress) { printProgress(stderr, p) }
+		opts = append(opts, fuzz.WithProgress(func(p fuzz.Progress) { printProgress(stderr, p) }))
 	}
 	if real {
 		fmt.Fprintf(stderr, "zkfuzz: running %d cases of %s on the ensemble at %s\n", *cases, l.name, strings.Join(servers, ","))
@@ -185,7 +186,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	report, err := fuzz.Run(ctx, l.target, cfg)
+	report, err := fuzz.Run(ctx, l.target, opts...)
 	if !*quiet {
 		fmt.Fprintln(stderr)
 	}

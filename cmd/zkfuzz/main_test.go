@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zksim/zksim/fuzz"
+	"github.com/zksim/zksim/fuzz/targets"
 )
 
 func TestList(t *testing.T) {
@@ -29,7 +29,7 @@ func TestList(t *testing.T) {
 
 func mutantNames() []string {
 	var names []string
-	for _, m := range fuzz.Mutants() {
+	for _, m := range targets.Mutants() {
 		names = append(names, m.Name)
 	}
 	return names

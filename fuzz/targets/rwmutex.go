@@ -1,4 +1,4 @@
-package fuzz
+package targets
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/zksim/zksim/fuzz"
 
 	"github.com/zksim/zksim/linearizability"
 	"github.com/zksim/zksim/recipe"
@@ -18,8 +20,8 @@ import (
 // Reads tells a reader's node from a writer's by its name. *recipe.RWMutex
 // is one (RecipeRWMutex).
 type RWLocker interface {
-	ReadLocker() Locker
-	WriteLocker() Locker
+	ReadLocker() fuzz.Locker
+	WriteLocker() fuzz.Locker
 	Reads(node string) bool
 }
 
@@ -34,8 +36,8 @@ func RecipeRWMutex(conn zktest.Conn, path string) RWLocker {
 
 type recipeRW struct{ *recipe.RWMutex }
 
-func (rw recipeRW) ReadLocker() Locker  { return rw.ReadLock() }
-func (rw recipeRW) WriteLocker() Locker { return rw.WriteLock() }
+func (rw recipeRW) ReadLocker() fuzz.Locker  { return rw.ReadLock() }
+func (rw recipeRW) WriteLocker() fuzz.Locker { return rw.WriteLock() }
 
 // rwPath is the read/write lock's directory in every case.
 const rwPath = "/locks/rw"
@@ -58,21 +60,21 @@ const needlessWait = 10 * time.Second
 // its node: liveness); the herd rule holds each waiter to the node it waits for (a
 // writer's release may wake every reader it lets in, but no reader it
 // does not).
-func RWMutex(newRW NewRWLocker) Target {
-	return Recipe[*rwClient]{
+func RWMutex(newRW NewRWLocker) fuzz.Target {
+	return fuzz.Recipe[*rwClient]{
 		Name: "read/write lock",
 		Path: rwPath,
 		New: func(_ context.Context, conn zktest.Conn, path string, _ int) *rwClient {
 			return &rwClient{rw: newRW(conn, path), path: path}
 		},
-		Ops: []Op[*rwClient]{
-			{Name: "RLock", Enabled: (*rwClient).free, Call: func(c *rwClient, ctx context.Context, call *Call) error { return c.lock(ctx, call, true) }},
-			{Name: "Lock", Enabled: (*rwClient).free, Call: func(c *rwClient, ctx context.Context, call *Call) error { return c.lock(ctx, call, false) }},
+		Ops: []fuzz.Op[*rwClient]{
+			{Name: "RLock", Enabled: (*rwClient).free, Call: func(c *rwClient, ctx context.Context, call *fuzz.Call) error { return c.lock(ctx, call, true) }},
+			{Name: "Lock", Enabled: (*rwClient).free, Call: func(c *rwClient, ctx context.Context, call *fuzz.Call) error { return c.lock(ctx, call, false) }},
 			{Name: "Write", Enabled: (*rwClient).writing, Call: (*rwClient).write},
 			{Name: "RUnlock", Enabled: (*rwClient).reading, Releases: true, Call: (*rwClient).unlock},
 			{Name: "Unlock", Enabled: (*rwClient).writing, Releases: true, Call: (*rwClient).unlock},
 		},
-		Stop: func(c *rwClient, ctx context.Context, call *Call) error {
+		Stop: func(c *rwClient, ctx context.Context, call *fuzz.Call) error {
 			if c.held == nil {
 				return nil
 			}
@@ -91,11 +93,11 @@ type rwClient struct {
 	path string
 	// The side held as the client's calls told it, the session it was
 	// taken in and its token.
-	held    Locker
+	held    fuzz.Locker
 	read    bool
 	session int64
 	token   int64
-	down    stepDown
+	down    fuzz.StepDown
 }
 
 func (c *rwClient) free() bool    { return c.held == nil }
@@ -111,7 +113,7 @@ func (c *rwClient) input(op linearizability.RWMutexOp, session, token int64) lin
 // claim of the history rests on such a hold (nobody reads who holds, and
 // nobody tries), so none is recorded, which spares porcupine their
 // orders.
-func (c *rwClient) lock(ctx context.Context, call *Call, read bool) error {
+func (c *rwClient) lock(ctx context.Context, call *fuzz.Call, read bool) error {
 	acquire, side := linearizability.WriteAcquire, c.rw.WriteLocker()
 	if read {
 		acquire, side = linearizability.ReadAcquire, c.rw.ReadLocker()
@@ -120,7 +122,7 @@ func (c *rwClient) lock(ctx context.Context, call *Call, read bool) error {
 		return err
 	}
 	c.held, c.read, c.session, c.token = side, read, call.Session(), 0
-	if f, ok := side.(Fencer); ok {
+	if f, ok := side.(fuzz.Fencer); ok {
 		c.token = f.Token()
 	}
 	call.Record(c.input(acquire, c.session, 0), linearizability.RWMutexOutput{OK: true, Token: c.token})
@@ -129,8 +131,8 @@ func (c *rwClient) lock(ctx context.Context, call *Call, read bool) error {
 
 // write is a writer's write to the fenced resource, with the token its
 // side gives now.
-func (c *rwClient) write(_ context.Context, call *Call) error {
-	f, ok := c.held.(Fencer)
+func (c *rwClient) write(_ context.Context, call *fuzz.Call) error {
+	f, ok := c.held.(fuzz.Fencer)
 	if !ok {
 		return errors.New("the write side hands out no token")
 	}
@@ -145,7 +147,7 @@ func (c *rwClient) write(_ context.Context, call *Call) error {
 
 // unlock releases the side held; the hold is over for the client
 // whatever Unlock returns.
-func (c *rwClient) unlock(ctx context.Context, call *Call) error {
+func (c *rwClient) unlock(ctx context.Context, call *fuzz.Call) error {
 	side, release := c.held, linearizability.WriteRelease
 	if c.read {
 		release = linearizability.ReadRelease
@@ -153,7 +155,7 @@ func (c *rwClient) unlock(ctx context.Context, call *Call) error {
 	c.held = nil
 	call.IfCrashed(func() { call.Record(c.input(release, c.session, 0), linearizability.RWMutexUnknown{}) })
 	var err error
-	if u, ok := side.(ContextUnlocker); ok && hasDeadline(ctx) {
+	if u, ok := side.(fuzz.ContextUnlocker); ok && hasDeadline(ctx) {
 		err = u.UnlockContext(ctx)
 	} else {
 		err = side.Unlock()
@@ -167,16 +169,16 @@ func (c *rwClient) unlock(ctx context.Context, call *Call) error {
 }
 
 // check holds the side held to its session.
-func (c *rwClient) check(v View) string {
+func (c *rwClient) check(v fuzz.View) string {
 	if c.held == nil {
 		return ""
 	}
-	return c.down.check(v, c.session, claimsHold(c.held), "its lock still says it holds its side")
+	return c.down.Check(v, c.session, claimsHold(c.held), "its lock still says it holds its side")
 }
 
 // stalled holds a waiting reader to its queue: it waits only for a writer
 // ahead of its node.
-func (c *rwClient) stalled(v View) string {
+func (c *rwClient) stalled(v fuzz.View) string {
 	if v.Call != "RLock" || v.Idle < needlessWait {
 		return ""
 	}
@@ -195,7 +197,7 @@ func (c *rwClient) stalled(v View) string {
 				return "" // a writer ahead: it waits as it should
 			}
 		}
-		return fmt.Sprintf("its RLock has waited %v on a watch (and been in the call %v), with no writer ahead of its node %s", v.Idle.Round(time.Millisecond), v.Since.Round(time.Millisecond), stable(node))
+		return fmt.Sprintf("its RLock has waited %v on a watch (and been in the call %v), with no writer ahead of its node %s", v.Idle.Round(time.Millisecond), v.Since.Round(time.Millisecond), fuzz.StableName(node))
 	}
 	return ""
 }
@@ -203,14 +205,14 @@ func (c *rwClient) stalled(v View) string {
 // claimsHold reports whether a side says it holds: as its Held says, for
 // a lock that has one; held and connected, for a lock that says where its
 // hold stands; or a token, for one that hands them out.
-func claimsHold(l Locker) bool {
+func claimsHold(l fuzz.Locker) bool {
 	if h, ok := l.(interface{ Held() bool }); ok {
 		return h.Held()
 	}
-	if sr, ok := l.(StateReporter); ok {
+	if sr, ok := l.(fuzz.StateReporter); ok {
 		return sr.State() == recipe.MutexHeld
 	}
-	if f, ok := l.(Fencer); ok {
+	if f, ok := l.(fuzz.Fencer); ok {
 		return f.Token() != 0
 	}
 	return false
@@ -219,16 +221,16 @@ func claimsHold(l Locker) bool {
 // queueRW is a read/write lock of two queue locks on one directory, the
 // read/write mutants' base: a reader waits for the nearest writer ahead,
 // a writer for the node just ahead.
-type queueRW struct{ r, w *queueLock }
+type queueRW struct{ r, w *QueueLock }
 
-func (q queueRW) ReadLocker() Locker     { return q.r }
-func (q queueRW) WriteLocker() Locker    { return q.w }
-func (q queueRW) Reads(node string) bool { return queueReads(node) }
+func (q queueRW) ReadLocker() fuzz.Locker  { return q.r }
+func (q queueRW) WriteLocker() fuzz.Locker { return q.w }
+func (q queueRW) Reads(node string) bool   { return queueReads(node) }
 
 // queueRWLocker makes a queueRW with variant v.
 func queueRWLocker(v variant) NewRWLocker {
 	return func(conn zktest.Conn, path string) RWLocker {
-		return queueRW{r: &queueLock{conn: conn, dir: path, v: v, read: true}, w: &queueLock{conn: conn, dir: path, v: v}}
+		return queueRW{r: &QueueLock{conn: conn, dir: path, v: v, read: true}, w: &QueueLock{conn: conn, dir: path, v: v}}
 	}
 }
 
@@ -236,11 +238,11 @@ func queueRWLocker(v variant) NewRWLocker {
 // one mistake.
 func rwMutants() []Mutant {
 	return []Mutant{
-		{"rw-reader-waits-all", "a reader waits for the node just ahead of it even when that is a reader, so readers queue behind readers that hold", Liveness,
+		{"rw-reader-waits-all", "a reader waits for the node just ahead of it even when that is a reader, so readers queue behind readers that hold", fuzz.Liveness,
 			RWMutex(queueRWLocker(readerWaitsAll)), nil, nil, "rwmutex"},
-		{"rw-writer-ignores-readers", "a writer waits only for the writers ahead of it, and takes the lock while readers hold it", Model,
+		{"rw-writer-ignores-readers", "a writer waits only for the writers ahead of it, and takes the lock while readers hold it", fuzz.Model,
 			RWMutex(queueRWLocker(writerIgnoresReaders)), nil, nil, "rwmutex"},
-		{"rw-readers-watch-first-writer", "a reader watches the first writer in the queue instead of the nearest one ahead of it, so that writer's release wakes readers still blocked by another", Herd,
+		{"rw-readers-watch-first-writer", "a reader watches the first writer in the queue instead of the nearest one ahead of it, so that writer's release wakes readers still blocked by another", fuzz.Herd,
 			RWMutex(queueRWLocker(readersWatchFirstWriter)), nil, nil, "rwmutex"},
 	}
 }

@@ -1,8 +1,10 @@
-package fuzz
+package targets
 
 import (
 	"context"
 	"errors"
+
+	"github.com/zksim/zksim/fuzz"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zksim/zksim/recipe"
@@ -14,21 +16,21 @@ import (
 // not.
 func electionMutants() []Mutant {
 	return []Mutant{
-		{"election-herd", "candidates watch the whole directory's children instead of the candidate just ahead, so every change wakes every candidate", Herd,
+		{"election-herd", "candidates watch the whole directory's children instead of the candidate just ahead, so every change wakes every candidate", fuzz.Herd,
 			Election(queueElector(watchChildren)), nil, nil, "election"},
-		{"election-exists", "a candidate believes it leads as soon as its node exists, without checking that it is the lowest", Model,
+		{"election-exists", "a candidate believes it leads as soon as its node exists, without checking that it is the lowest", fuzz.Model,
 			Election(queueElector(existsLeads)), nil, nil, "election"},
 		// Its Resign, which takes a leadership found gone for one given
 		// up, also claims a leadership the model knows had ended.
-		{"election-split-brain", "a leader never learns that its session expired: it goes on saying it leads, and writing with its old token", StateReport,
+		{"election-split-brain", "a leader never learns that its session expired: it goes on saying it leads, and writing with its old token", fuzz.StateReport,
 			Election(func(conn zktest.Conn, path string) Elector {
 				return &stubbornLeader{Elector: RecipeElection(conn, path)}
-			}), nil, []Detector{Model}, "election"},
-		{"election-leads-until-expired", "a leader goes on saying it leads while its connection is down, until it hears that its session expired (Curator's LeaderLatch acting only on LOST, CURATOR-460): with the connection down for longer than the session timeout, another may lead meanwhile", StateReport,
+			}), nil, []fuzz.Detector{fuzz.Model}, "election"},
+		{"election-leads-until-expired", "a leader goes on saying it leads while its connection is down, until it hears that its session expired (Curator's LeaderLatch acting only on LOST, CURATOR-460): with the connection down for longer than the session timeout, another may lead meanwhile", fuzz.StateReport,
 			Election(func(conn zktest.Conn, path string) Elector {
 				return &untilExpiredLeader{recipe.NewElection(conn, path, nil)}
 			}), nil, nil, "election"},
-		{"election-stale-observer", "an observer reads the leader once and watches its node, but does not watch again after the first change, so its stream misses every later leader", Convergence,
+		{"election-stale-observer", "an observer reads the leader once and watches its node, but does not watch again after the first change, so its stream misses every later leader", fuzz.Convergence,
 			Election(func(conn zktest.Conn, path string) Elector {
 				return &onceObserver{Elector: RecipeElection(conn, path), conn: conn, path: path}
 			}), nil, nil, "election"},
@@ -40,16 +42,16 @@ func electionMutants() []Mutant {
 // recipe.Election's, on the same directory.
 func queueElector(v variant) NewElector {
 	return func(conn zktest.Conn, path string) Elector {
-		return &lockElector{Elector: RecipeElection(conn, path), lock: &queueLock{conn: conn, dir: path, v: v}}
+		return &lockElector{Elector: RecipeElection(conn, path), lock: &QueueLock{conn: conn, dir: path, v: v}}
 	}
 }
 
 // lockElector campaigns with a queue lock. The lock does not follow its
 // hold, so the elector says it leads while the lock holds in the session
-// it was taken in (queueLock.Held).
+// it was taken in (QueueLock.Held).
 type lockElector struct {
 	Elector
-	lock *queueLock
+	lock *QueueLock
 }
 
 func (e *lockElector) Campaign(ctx context.Context) error { return e.lock.Lock(ctx) }

@@ -1,4 +1,4 @@
-package fuzz
+package targets
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/zksim/zksim/fuzz"
 
 	"github.com/zksim/zksim/linearizability"
 	"github.com/zksim/zksim/recipe"
@@ -69,8 +71,8 @@ const electionPath = "/elections/leader"
 // stream must never go back to an older leader. The observer's Settled
 // holds its stream to the server: once everything has settled, the last
 // leader it heard of is the leader (Convergence).
-func Election(newElector NewElector) Target {
-	return Recipe[*electionClient]{
+func Election(newElector NewElector) fuzz.Target {
+	return fuzz.Recipe[*electionClient]{
 		Name: "election",
 		Path: electionPath,
 		New: func(ctx context.Context, conn zktest.Conn, path string, client int) *electionClient {
@@ -80,7 +82,7 @@ func Election(newElector NewElector) Target {
 			}
 			return c
 		},
-		Ops: []Op[*electionClient]{
+		Ops: []fuzz.Op[*electionClient]{
 			{Name: "Campaign", Enabled: (*electionClient).canCampaign, Call: (*electionClient).campaign},
 			{Name: "Write", Enabled: (*electionClient).isLeading, Call: (*electionClient).write},
 			{Name: "Resign", Enabled: (*electionClient).isLeading, Releases: true, Call: (*electionClient).resign},
@@ -105,7 +107,7 @@ type electionClient struct {
 	leading bool
 	session int64
 	token   int64
-	down    stepDown
+	down    fuzz.StepDown
 
 	// The observer's stream: the last leader it heard of, the newest
 	// token it told of, and the first time it went back to an older one.
@@ -149,7 +151,7 @@ func (c *electionClient) input(op linearizability.ElectionOp, session, token int
 // (a create whose reply was lost, applied after all) first in line until
 // it found and deleted it. Readers may have seen any of those leaders, so
 // each session's outcome is open within the call.
-func (c *electionClient) campaign(ctx context.Context, call *Call) error {
+func (c *electionClient) campaign(ctx context.Context, call *fuzz.Call) error {
 	call.Sessions(func(session int64, _ bool) {
 		call.Record(c.input(linearizability.Campaign, session, 0), linearizability.ElectionUnknown{})
 		call.Record(c.input(linearizability.Resign, session, 0), linearizability.ElectionUnknown{})
@@ -164,7 +166,7 @@ func (c *electionClient) campaign(ctx context.Context, call *Call) error {
 
 // write is the leader's write to the fenced resource, with the token the
 // elector gives now (a leader that knows it lost has none, and skips).
-func (c *electionClient) write(_ context.Context, call *Call) error {
+func (c *electionClient) write(_ context.Context, call *fuzz.Call) error {
 	token := c.elector.Token()
 	if token == 0 {
 		return errors.New("no token: the elector says leadership is lost")
@@ -175,7 +177,7 @@ func (c *electionClient) write(_ context.Context, call *Call) error {
 }
 
 // stop resigns, if the client leads.
-func (c *electionClient) stop(ctx context.Context, call *Call) error {
+func (c *electionClient) stop(ctx context.Context, call *fuzz.Call) error {
 	if !c.leading {
 		return nil
 	}
@@ -184,7 +186,7 @@ func (c *electionClient) stop(ctx context.Context, call *Call) error {
 
 // resign resigns. Leadership is over for the client whatever Resign
 // returns; an error leaves open whether it ended now or earlier.
-func (c *electionClient) resign(ctx context.Context, call *Call) error {
+func (c *electionClient) resign(ctx context.Context, call *fuzz.Call) error {
 	c.leading = false
 	call.IfCrashed(func() { call.Record(c.input(linearizability.Resign, c.session, 0), linearizability.ElectionUnknown{}) })
 	var err error
@@ -207,7 +209,7 @@ func hasDeadline(ctx context.Context) bool {
 }
 
 // readLeader reads the leader, as of the call or later.
-func (c *electionClient) readLeader(ctx context.Context, call *Call) error {
+func (c *electionClient) readLeader(ctx context.Context, call *fuzz.Call) error {
 	l, err := c.elector.Leader(ctx)
 	if err != nil && !errors.Is(err, recipe.ErrNoLeader) {
 		return err
@@ -217,7 +219,7 @@ func (c *electionClient) readLeader(ctx context.Context, call *Call) error {
 }
 
 // observed reads the latest leader the observer's stream told of.
-func (c *electionClient) observed(_ context.Context, call *Call) error {
+func (c *electionClient) observed(_ context.Context, call *fuzz.Call) error {
 	c.mu.Lock()
 	l, heard := c.latest, c.heard
 	c.mu.Unlock()
@@ -234,7 +236,7 @@ func (c *electionClient) observed(_ context.Context, call *Call) error {
 // session it was elected in has expired and its client is on a new one, it
 // stops saying it leads. It holds the observer's stream to never going
 // back to an older leader than one it told of, across sessions too.
-func (c *electionClient) check(v View) string {
+func (c *electionClient) check(v fuzz.View) string {
 	if c.observer {
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -250,12 +252,12 @@ func (c *electionClient) check(v View) string {
 	if !c.leading {
 		return ""
 	}
-	return c.down.check(v, c.session, c.elector.IsLeader(), fmt.Sprintf("its elector still says it leads (token %d)", c.elector.Token()))
+	return c.down.Check(v, c.session, c.elector.IsLeader(), fmt.Sprintf("its elector still says it leads (token %d)", c.elector.Token()))
 }
 
 // settled holds the observer's stream to the server: the last leader it
 // told of is the one there is.
-func (c *electionClient) settled(v View) string {
+func (c *electionClient) settled(v fuzz.View) string {
 	if !c.observer {
 		return ""
 	}
@@ -276,5 +278,15 @@ func describeLeader(l recipe.Leader) string {
 	if l.Node == "" {
 		return "nobody"
 	}
-	return fmt.Sprintf("%s (token %d)", stable(l.Node), l.Token)
+	return fmt.Sprintf("%s (token %d)", fuzz.StableName(l.Node), l.Token)
+}
+
+// isClosed reports whether ch is closed (it is never sent on).
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }

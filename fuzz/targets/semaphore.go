@@ -1,4 +1,4 @@
-package fuzz
+package targets
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/zksim/zksim/fuzz"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zksim/zksim/linearizability"
@@ -81,20 +83,20 @@ const (
 // leaves a freed lease to the acquirers queued for one.) The check
 // holds a lease to its session; the herd rule holds a release to waking
 // only a waiter it unblocks.
-func Semaphore(newLeaser NewLeaser) Target {
-	return Recipe[*semClient]{
+func Semaphore(newLeaser NewLeaser) fuzz.Target {
+	return fuzz.Recipe[*semClient]{
 		Name: "semaphore",
 		Path: semaphoreDir,
 		New: func(_ context.Context, conn zktest.Conn, dir string, _ int) *semClient {
 			path := dir + "/" + semaphoreName
 			return &semClient{sem: newLeaser(conn, path, semaphoreMax), path: path}
 		},
-		Ops: []Op[*semClient]{
-			{Name: "Acquire", Enabled: (*semClient).free, Call: func(c *semClient, ctx context.Context, call *Call) error { return c.acquire(ctx, call, false) }},
-			{Name: "TryAcquire", Enabled: (*semClient).free, Call: func(c *semClient, ctx context.Context, call *Call) error { return c.acquire(ctx, call, true) }},
+		Ops: []fuzz.Op[*semClient]{
+			{Name: "Acquire", Enabled: (*semClient).free, Call: func(c *semClient, ctx context.Context, call *fuzz.Call) error { return c.acquire(ctx, call, false) }},
+			{Name: "TryAcquire", Enabled: (*semClient).free, Call: func(c *semClient, ctx context.Context, call *fuzz.Call) error { return c.acquire(ctx, call, true) }},
 			{Name: "Release", Enabled: (*semClient).holding, Releases: true, Call: (*semClient).release},
 		},
-		Stop: func(c *semClient, ctx context.Context, call *Call) error {
+		Stop: func(c *semClient, ctx context.Context, call *fuzz.Call) error {
 			if c.lease == nil {
 				return nil
 			}
@@ -111,7 +113,7 @@ type semClient struct {
 	path    string
 	lease   Lease // held, as the client's calls told it
 	session int64
-	down    stepDown
+	down    fuzz.StepDown
 }
 
 func (c *semClient) free() bool    { return c.lease == nil }
@@ -126,7 +128,7 @@ func (c *semClient) input(op linearizability.SemaphoreOp, session int64, lease s
 // (created and counted, then given up or gone with the session), which a
 // TryAcquire that found none free may have seen: each session's hold is
 // open within the call, its lease unnamed.
-func (c *semClient) acquire(ctx context.Context, call *Call, try bool) error {
+func (c *semClient) acquire(ctx context.Context, call *fuzz.Call, try bool) error {
 	var err error
 	var got bool
 	call.Sessions(func(session int64, last bool) {
@@ -158,7 +160,7 @@ func (c *semClient) acquire(ctx context.Context, call *Call, try bool) error {
 
 // release gives the lease back; it is over for the client whatever
 // Release returns.
-func (c *semClient) release(ctx context.Context, call *Call) error {
+func (c *semClient) release(ctx context.Context, call *fuzz.Call) error {
 	l := c.lease
 	c.lease = nil
 	in := c.input(linearizability.LeaseRelease, c.session, l.Node())
@@ -180,14 +182,14 @@ func (c *semClient) release(ctx context.Context, call *Call) error {
 }
 
 // check holds the lease to its session, and to its own lost-lease signal.
-func (c *semClient) check(v View) string {
+func (c *semClient) check(v fuzz.View) string {
 	if c.lease == nil {
 		return ""
 	}
 	if l, ok := c.lease.(LossReporter); ok && c.lease.Held() && isClosed(l.Lost()) {
-		return fmt.Sprintf("its lease %s says it is held, and that it is lost (Lost is closed)", stable(c.lease.Node()))
+		return fmt.Sprintf("its lease %s says it is held, and that it is lost (Lost is closed)", fuzz.StableName(c.lease.Node()))
 	}
-	return c.down.check(v, c.session, c.lease.Held(), fmt.Sprintf("its lease %s still says it is held", stable(c.lease.Node())))
+	return c.down.Check(v, c.session, c.lease.Held(), fmt.Sprintf("its lease %s still says it is held", fuzz.StableName(c.lease.Node())))
 }
 
 // semaphoreMutants are the broken semaphores: without the acquirers' lock,
@@ -195,9 +197,9 @@ func (c *semClient) check(v View) string {
 // and watches the whole directory.
 func semaphoreMutants() []Mutant {
 	return []Mutant{
-		{"sem-count-then-create", "counts the leases and then creates its own without counting again, so two acquirers that counted the same free lease both hold", Model,
+		{"sem-count-then-create", "counts the leases and then creates its own without counting again, so two acquirers that counted the same free lease both hold", fuzz.Model,
 			Semaphore(newPlainSemaphore(false)), nil, nil, "semaphore"},
-		{"sem-watch-directory", "a waiter keeps its node and watches the whole directory's children, so every release wakes every waiter", Herd,
+		{"sem-watch-directory", "a waiter keeps its node and watches the whole directory's children, so every release wakes every waiter", fuzz.Herd,
 			Semaphore(newPlainSemaphore(true)), nil, nil, "semaphore"},
 	}
 }
