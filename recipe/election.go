@@ -104,14 +104,19 @@ type Election struct {
 
 // NewElection returns an Election whose candidates queue under the
 // directory path and campaign with value as the data of their nodes. The
-// options are the Mutex's (WithNodeName, WithACL, WithRetryTimeout,
-// WithStatePollInterval, WithStateListener, WithWakeHook); they apply
-// after value, so a WithNodeData among them replaces it. Nothing is sent
-// to ZooKeeper until Campaign, Leader or Observe.
-func NewElection(conn Conn, path string, value []byte, opts ...MutexOption) *Election {
-	all := append([]MutexOption{WithNodeData(bytes.Clone(value))}, opts...)
+// options mean for the candidates' nodes what they mean for a Mutex's
+// (WithNodeName, WithACL, WithRetryTimeout, WithStatePollInterval,
+// WithStateListener, WithWakeHook); they apply after value, so a
+// WithNodeData among them replaces it. Nothing is sent to ZooKeeper until
+// Campaign, Leader or Observe.
+func NewElection(conn Conn, path string, value []byte, opts ...ElectionOption) *Election {
+	cfg := defaultConfig()
+	cfg.data = bytes.Clone(value)
+	for _, opt := range opts {
+		opt.applyElection(&cfg)
+	}
 	return &Election{
-		m:           NewMutex(conn, path, all...),
+		m:           newMutex(conn, path, cfg),
 		conn:        conn,
 		campaigning: make(chan struct{}, 1),
 	}

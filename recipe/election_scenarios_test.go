@@ -505,8 +505,8 @@ func testCampaignWhileLeading(t *testing.T, env zktest.Env) {
 // wakes exactly one candidate, and each candidate wakes once in all.
 func testOneWakeupPerCandidate(t *testing.T, env zktest.Env) {
 	dir := env.Base() + "/election"
-	checkOneWakeupPerHandover(t, env, dir, 8, func(conn recipe.Conn, opts ...recipe.MutexOption) handover {
-		e := recipe.NewElection(conn, dir, nil, opts...)
+	checkOneWakeupPerHandover(t, env, dir, 8, func(conn recipe.Conn, wake func(zk.Event)) handover {
+		e := recipe.NewElection(conn, dir, nil, recipe.WithWakeHook(wake))
 		return handover{take: e.Campaign, give: e.Resign}
 	})
 }

@@ -269,8 +269,93 @@ func (s MutexState) String() string {
 	return fmt.Sprintf("MutexState(%d)", int(s))
 }
 
-// MutexOption configures a Mutex.
-type MutexOption func(*mutexConfig)
+// MutexOption configures a Mutex; see NewMutex. Every Option, NodeNameOption
+// and StateListenerOption is one.
+type MutexOption interface {
+	applyMutex(*mutexConfig)
+}
+
+// ElectionOption configures an Election; see NewElection. Every Option,
+// NodeNameOption and StateListenerOption is one.
+type ElectionOption interface {
+	applyElection(*mutexConfig)
+}
+
+// RWMutexOption configures an RWMutex; see NewRWMutex. Every Option and
+// StateListenerOption is one, and so is WithRWNodeNames.
+type RWMutexOption interface {
+	applyRWMutex(*mutexConfig)
+}
+
+// SemaphoreOption configures a Semaphore; see NewSemaphore. Every Option
+// and NodeNameOption is one.
+type SemaphoreOption interface {
+	applySemaphore(*mutexConfig)
+}
+
+// Option configures any of the recipes: it is a MutexOption, an
+// ElectionOption, an RWMutexOption and a SemaphoreOption, so one value can
+// be given to NewMutex, NewElection, NewRWMutex and NewSemaphore alike.
+type Option interface {
+	MutexOption
+	ElectionOption
+	RWMutexOption
+	SemaphoreOption
+}
+
+// NodeNameOption is WithNodeName's option: it configures a Mutex, an
+// Election and a Semaphore (whose lock's nodes it names), not an RWMutex.
+type NodeNameOption interface {
+	MutexOption
+	ElectionOption
+	SemaphoreOption
+}
+
+// StateListenerOption is WithStateListener's option: it configures a
+// Mutex, an Election and an RWMutex, whose handles each have one state,
+// not a Semaphore.
+type StateListenerOption interface {
+	MutexOption
+	ElectionOption
+	RWMutexOption
+}
+
+// option is an Option: it applies alike to every recipe's configuration.
+type option func(*mutexConfig)
+
+func (o option) applyMutex(c *mutexConfig)     { o(c) }
+func (o option) applyElection(c *mutexConfig)  { o(c) }
+func (o option) applyRWMutex(c *mutexConfig)   { o(c) }
+func (o option) applySemaphore(c *mutexConfig) { o(c) }
+
+// nodeNameOption is a NodeNameOption.
+type nodeNameOption func(*mutexConfig)
+
+func (o nodeNameOption) applyMutex(c *mutexConfig)     { o(c) }
+func (o nodeNameOption) applyElection(c *mutexConfig)  { o(c) }
+func (o nodeNameOption) applySemaphore(c *mutexConfig) { o(c) }
+
+// stateListenerOption is a StateListenerOption.
+type stateListenerOption func(*mutexConfig)
+
+func (o stateListenerOption) applyMutex(c *mutexConfig)    { o(c) }
+func (o stateListenerOption) applyElection(c *mutexConfig) { o(c) }
+func (o stateListenerOption) applyRWMutex(c *mutexConfig)  { o(c) }
+
+// rwMutexOption is an RWMutexOption and nothing else.
+type rwMutexOption func(*mutexConfig)
+
+func (o rwMutexOption) applyRWMutex(c *mutexConfig) { o(c) }
+
+// defaultConfig is the configuration before any option.
+func defaultConfig() mutexConfig {
+	return mutexConfig{
+		acl:          zk.WorldACL(zk.PermAll),
+		nodeName:     DefaultNodeName,
+		retryTimeout: defaultRetryTimeout,
+		pollInterval: defaultStatePollInterval,
+	}
+}
 
 type mutexConfig struct {
 	acl          []zk.ACL
@@ -290,25 +375,25 @@ type mutexConfig struct {
 	admit     func() error           // asked before Lock or TryLock queues; an error refuses the call
 }
 
-// WithACL sets the ACL of the lock's nodes and of any parents the Mutex
+// WithACL sets the ACL of the recipe's nodes and of any parents it
 // creates. The default is zk.WorldACL(zk.PermAll).
-func WithACL(acl []zk.ACL) MutexOption {
-	return func(c *mutexConfig) { c.acl = acl }
+func WithACL(acl []zk.ACL) Option {
+	return option(func(c *mutexConfig) { c.acl = acl })
 }
 
 // WithNodeName sets the name written between the protected prefix and the
 // sequence number; the default is DefaultNodeName. Use "lock-" to be ordered
 // correctly by Curator's InterProcessMutex. A name containing '/' makes Lock
 // and TryLock fail with zk.ErrInvalidPath.
-func WithNodeName(name string) MutexOption {
-	return func(c *mutexConfig) { c.nodeName = name }
+func WithNodeName(name string) NodeNameOption {
+	return nodeNameOption(func(c *mutexConfig) { c.nodeName = name })
 }
 
 // WithNodeData sets the data stored in the Mutex's node, for example an
 // identifier of the process, which other tools can read to see who holds or
 // waits for the lock (kazoo's identifier, zk.Lock's LockWithData).
-func WithNodeData(data []byte) MutexOption {
-	return func(c *mutexConfig) { c.data = data }
+func WithNodeData(data []byte) Option {
+	return option(func(c *mutexConfig) { c.data = data })
 }
 
 // WithRetryTimeout bounds how long the Mutex keeps retrying while the
@@ -316,12 +401,12 @@ func WithNodeData(data []byte) MutexOption {
 // reports the error: during Lock and TryLock (as well as ctx), in Unlock, and
 // when deleting its node after a failure. The default is 15s. Values <= 0
 // keep the default.
-func WithRetryTimeout(d time.Duration) MutexOption {
-	return func(c *mutexConfig) {
+func WithRetryTimeout(d time.Duration) Option {
+	return option(func(c *mutexConfig) {
 		if d > 0 {
 			c.retryTimeout = d
 		}
-	}
+	})
 }
 
 // WithStatePollInterval sets how often a hold looks at the Conn's State and
@@ -329,12 +414,12 @@ func WithRetryTimeout(d time.Duration) MutexOption {
 // (MutexHeld) or a new session (MutexLost). Node deletion and the expiry of
 // the session are noticed at once through the node's watch. The default is
 // 100ms. Values <= 0 keep the default.
-func WithStatePollInterval(d time.Duration) MutexOption {
-	return func(c *mutexConfig) {
+func WithStatePollInterval(d time.Duration) Option {
+	return option(func(c *mutexConfig) {
 		if d > 0 {
 			c.pollInterval = d
 		}
-	}
+	})
 }
 
 // WithStateListener calls fn on every change of the Mutex's state, in the
@@ -347,15 +432,15 @@ func WithStatePollInterval(d time.Duration) MutexOption {
 // so it must return promptly and must not call Lock, TryLock or Unlock of
 // the same Mutex; hand such work to another goroutine. Lock and Unlock
 // return after fn has heard of their own changes.
-func WithStateListener(fn func(MutexState)) MutexOption {
-	return func(c *mutexConfig) { c.listener = fn }
+func WithStateListener(fn func(MutexState)) StateListenerOption {
+	return stateListenerOption(func(c *mutexConfig) { c.listener = fn })
 }
 
 // WithWakeHook calls fn with every event of a predecessor watch that wakes a
 // waiting Lock, before the Lock looks at the queue again. It exists to count
 // wakeups: a release must wake exactly one waiter.
-func WithWakeHook(fn func(zk.Event)) MutexOption {
-	return func(c *mutexConfig) { c.wakeHook = fn }
+func WithWakeHook(fn func(zk.Event)) Option {
+	return option(func(c *mutexConfig) { c.wakeHook = fn })
 }
 
 // NewMutex returns a Mutex for the lock whose nodes live under the directory
@@ -364,15 +449,16 @@ func WithWakeHook(fn func(zk.Event)) MutexOption {
 // ZooKeeper rejects makes Lock fail with the error ZooKeeper gives
 // (zk.ErrInvalidPath), never a panic.
 func NewMutex(conn Conn, path string, opts ...MutexOption) *Mutex {
-	cfg := mutexConfig{
-		acl:          zk.WorldACL(zk.PermAll),
-		nodeName:     DefaultNodeName,
-		retryTimeout: defaultRetryTimeout,
-		pollInterval: defaultStatePollInterval,
-	}
+	cfg := defaultConfig()
 	for _, opt := range opts {
-		opt(&cfg)
+		opt.applyMutex(&cfg)
 	}
+	return newMutex(conn, path, cfg)
+}
+
+// newMutex returns a Mutex of the configuration cfg, which the recipes
+// built on Mutex make from their own options.
+func newMutex(conn Conn, path string, cfg mutexConfig) *Mutex {
 	return &Mutex{conn: conn, dir: path, cfg: cfg, gate: make(chan struct{}, 1), telling: make(chan struct{}, 1)}
 }
 

@@ -565,8 +565,8 @@ func testTryLock(t *testing.T, env zktest.Env) {
 // Every release wakes exactly one waiter: with a queue of waiters, each is
 // woken once in all, when its predecessor releases.
 func testOneWakeupPerRelease(t *testing.T, env zktest.Env) {
-	checkOneWakeupPerHandover(t, env, env.Base()+"/lock", 10, func(conn recipe.Conn, opts ...recipe.MutexOption) handover {
-		m := recipe.NewMutex(conn, env.Base()+"/lock", opts...)
+	checkOneWakeupPerHandover(t, env, env.Base()+"/lock", 10, func(conn recipe.Conn, wake func(zk.Event)) handover {
+		m := recipe.NewMutex(conn, env.Base()+"/lock", recipe.WithWakeHook(wake))
 		return handover{take: m.Lock, give: m.Unlock}
 	})
 }
@@ -581,10 +581,11 @@ type handover struct {
 // checkOneWakeupPerHandover queues n contenders behind a holder on dir,
 // each on a session of its own and watching its predecessor before the
 // next queues, then has each give up in turn: every handover wakes exactly
-// the next contender, and nobody wakes before the first.
-func checkOneWakeupPerHandover(t *testing.T, env zktest.Env, dir string, n int, newHandover func(conn recipe.Conn, opts ...recipe.MutexOption) handover) {
+// the next contender, and nobody wakes before the first. newHandover
+// gives its handle wake as the wake hook (WithWakeHook; nil for none).
+func checkOneWakeupPerHandover(t *testing.T, env zktest.Env, dir string, n int, newHandover func(conn recipe.Conn, wake func(zk.Event)) handover) {
 	connH, _ := env.Connect(t, sessionTimeout)
-	holder := newHandover(connH)
+	holder := newHandover(connH, nil)
 	if err := holder.take(testCtx(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -595,10 +596,10 @@ func checkOneWakeupPerHandover(t *testing.T, env zktest.Env, dir string, n int, 
 	for i := range n {
 		raw, _ := env.Connect(t, sessionTimeout)
 		c := countRequests(raw)
-		handles[i] = newHandover(c, recipe.WithWakeHook(func(zk.Event) {
+		handles[i] = newHandover(c, func(zk.Event) {
 			wakes[i].Add(1)
 			total.Add(1)
-		}))
+		})
 		done := make(chan error, 1)
 		go func() { done <- handles[i].take(testCtx(t)) }()
 		results[i] = done

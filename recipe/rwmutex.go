@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/go-zookeeper/zk"
@@ -143,10 +142,11 @@ type RWMutex struct {
 // WithRWNodeNames("__READ__", "__WRIT__") names nodes as Curator's
 // InterProcessReadWriteLock does. Lock and TryLock of either side fail if
 // read is empty or write ends in read (a writer's node would be taken for
-// a reader's), and with zk.ErrInvalidPath if either contains '/'. It has
-// no effect on NewMutex or NewElection.
-func WithRWNodeNames(read, write string) MutexOption {
-	return func(c *mutexConfig) { c.rwNames = &[2]string{read, write} }
+// a reader's), and with zk.ErrInvalidPath if either contains '/'. It is
+// an RWMutexOption only: NewMutex, NewElection and NewSemaphore do not
+// take it.
+func WithRWNodeNames(read, write string) RWMutexOption {
+	return rwMutexOption(func(c *mutexConfig) { c.rwNames = &[2]string{read, write} })
 }
 
 // NewRWMutex returns an RWMutex for the lock whose nodes live under the
@@ -154,25 +154,20 @@ func WithRWNodeNames(read, write string) MutexOption {
 // WithRetryTimeout, WithStatePollInterval, WithWakeHook (which the two
 // sides may call concurrently), WithStateListener (which hears the changes
 // of both sides, never concurrently, each side's in order; a handle holds
-// one side at a time) and WithRWNodeNames. WithNodeName does not apply
-// (it would give both sides one name): with it, Lock and TryLock fail.
-// Nothing is sent to ZooKeeper until Lock or TryLock of either side.
-func NewRWMutex(conn Conn, path string, opts ...MutexOption) *RWMutex {
-	// A name no caller can use (it is no valid path element) tells
-	// whether WithNodeName is among opts.
-	const unset = "\x00"
-	probe := mutexConfig{nodeName: unset}
+// one side at a time) and WithRWNodeNames. WithNodeName is no
+// RWMutexOption (it would give both sides one name). Nothing is sent to
+// ZooKeeper until Lock or TryLock of either side.
+func NewRWMutex(conn Conn, path string, opts ...RWMutexOption) *RWMutex {
+	given := defaultConfig()
 	for _, opt := range opts {
-		opt(&probe)
+		opt.applyRWMutex(&given)
 	}
 	read, write := DefaultReadNodeName, DefaultNodeName
-	if probe.rwNames != nil {
-		read, write = probe.rwNames[0], probe.rwNames[1]
+	if given.rwNames != nil {
+		read, write = given.rwNames[0], given.rwNames[1]
 	}
 	var bad error
 	switch {
-	case probe.nodeName != unset:
-		bad = errors.New("recipe: WithNodeName does not apply to an RWMutex (use WithRWNodeNames)")
 	case strings.Contains(read, "/") || strings.Contains(write, "/"):
 		bad = zk.ErrInvalidPath
 	case read == "":
@@ -182,40 +177,39 @@ func NewRWMutex(conn Conn, path string, opts ...MutexOption) *RWMutex {
 	}
 
 	rw := &RWMutex{readName: read}
-	side := func(name string, blockedBy func(string) bool, other func() *Mutex) []MutexOption {
-		return append(slices.Clone(opts), func(c *mutexConfig) {
-			c.nodeName = name
-			c.blockedBy = blockedBy
-			c.admit = func() error {
-				if bad != nil {
-					return bad
-				}
-				if s := other().State(); s == MutexHeld || s == MutexSuspended {
-					return ErrOtherSideHeld
-				}
-				return nil
+	side := func(name string, blockedBy func(string) bool, other func() *Mutex) mutexConfig {
+		cfg := given
+		cfg.nodeName = name
+		cfg.blockedBy = blockedBy
+		cfg.admit = func() error {
+			if bad != nil {
+				return bad
 			}
-		})
+			if s := other().State(); s == MutexHeld || s == MutexSuspended {
+				return ErrOtherSideHeld
+			}
+			return nil
+		}
+		return cfg
 	}
 	isWriter := func(name string) bool { return !endsInSequence(name, read) }
-	readOpts := side(read, isWriter, func() *Mutex { return rw.w })
-	writeOpts := side(write, nil, func() *Mutex { return rw.r })
-	if fn := probe.listener; fn != nil {
+	readCfg := side(read, isWriter, func() *Mutex { return rw.w })
+	writeCfg := side(write, nil, func() *Mutex { return rw.r })
+	if fn := given.listener; fn != nil {
 		// Each side tells its own listener one change at a time; the two
 		// sides share one, which must not be called concurrently either.
 		// A channel, as Mutex.telling is, keeps a wait for it durable in a
 		// synctest bubble.
 		one := make(chan struct{}, 1)
-		shared := WithStateListener(func(s MutexState) {
+		shared := func(s MutexState) {
 			one <- struct{}{}
 			defer func() { <-one }()
 			fn(s)
-		})
-		readOpts = append(readOpts, shared)
-		writeOpts = append(writeOpts, shared)
+		}
+		readCfg.listener, writeCfg.listener = shared, shared
 	}
-	rw.r = NewMutex(conn, path, readOpts...)
-	rw.w = NewMutex(conn, path, writeOpts...)
+	rw.r = newMutex(conn, path, readCfg)
+	rw.w = newMutex(conn, path, writeCfg)
 	return rw
 }
 

@@ -56,7 +56,7 @@ func wlockAsync(ctx context.Context, rw *recipe.RWMutex) <-chan error {
 }
 
 // rwHandles opens n sessions and an RWMutex on dir for each.
-func rwHandles(t *testing.T, env zktest.Env, dir string, n int, opts ...recipe.MutexOption) ([]zktest.Conn, []*recipe.RWMutex) {
+func rwHandles(t *testing.T, env zktest.Env, dir string, n int, opts ...recipe.RWMutexOption) ([]zktest.Conn, []*recipe.RWMutex) {
 	conns := make([]zktest.Conn, n)
 	handles := make([]*recipe.RWMutex, n)
 	for i := range n {
@@ -877,11 +877,10 @@ func testRWBadInput(t *testing.T, env zktest.Env) {
 			t.Errorf("Lock with node names %q = %v, want zk.ErrInvalidPath", names, err)
 		}
 	}
-	for _, opts := range [][]recipe.MutexOption{
+	for _, opts := range [][]recipe.RWMutexOption{
 		{recipe.WithRWNodeNames("", "w")},
 		{recipe.WithRWNodeNames("x", "x")},
 		{recipe.WithRWNodeNames("lock__", "__lock__")}, // a writer's name would read as a reader's
-		{recipe.WithNodeName("lock-")},
 	} {
 		rw := recipe.NewRWMutex(conn, dir, opts...)
 		if err := rw.RLock(ctx); err == nil {
@@ -966,7 +965,7 @@ func testRWKazooAndCuratorNames(t *testing.T, env zktest.Env) {
 	acl := zk.WorldACL(zk.PermAll)
 	for _, tc := range []struct {
 		name                       string
-		opts                       []recipe.MutexOption
+		opts                       []recipe.RWMutexOption
 		foreignReader, foreignWrit string // prefixes of hand-made nodes
 		ourReader, ourWriter       string // what our nodes' names carry
 	}{
@@ -978,7 +977,7 @@ func testRWKazooAndCuratorNames(t *testing.T, env zktest.Env) {
 		},
 		{
 			name:          "curator",
-			opts:          []recipe.MutexOption{recipe.WithRWNodeNames("__READ__", "__WRIT__")},
+			opts:          []recipe.RWMutexOption{recipe.WithRWNodeNames("__READ__", "__WRIT__")},
 			foreignReader: "_c_01234567-89ab-cdef-0123-456789abcdef-__READ__",
 			foreignWrit:   "_c_fedcba98-7654-3210-fedc-ba9876543210-__WRIT__",
 			ourReader:     "-__READ__", ourWriter: "-__WRIT__",

@@ -156,7 +156,8 @@ const semaphoreLockSuffix = "-__lock__"
 //
 // # Options
 //
-// The options are the Mutex's: WithACL (lease nodes, the lock's nodes and
+// NewSemaphore takes the Mutex's options but WithStateListener (see
+// SemaphoreOption): WithACL (lease nodes, the lock's nodes and
 // any directory created), WithNodeData (lease nodes and, as kazoo does with
 // its identifier, the lock's nodes), WithNodeName (the lock's nodes;
 // leave it at DefaultNodeName to queue with kazoo), WithRetryTimeout,
@@ -164,8 +165,8 @@ const semaphoreLockSuffix = "-__lock__"
 // which hears every event that wakes a waiting Acquire: a change of the
 // directory's children (EventNodeChildrenChanged on the directory) for the
 // lock's holder, the deletion of its predecessor for a waiter on the lock.
-// WithStateListener is not used: a Semaphore has many leases, each with its
-// own State.
+// WithStateListener is no SemaphoreOption: a Semaphore has many leases,
+// each with its own State.
 //
 // # Traffic
 //
@@ -199,9 +200,9 @@ type Semaphore struct {
 	nodes *Mutex
 	// lock is the acquirers' lock, on dir + semaphoreLockSuffix.
 	lock *Mutex
-	// leaseOpts make each Lease's Mutex, the keeper of its hold.
-	leaseOpts []MutexOption
-	wakeHook  func(zk.Event)
+	// leaseCfg configures each Lease's Mutex, the keeper of its hold.
+	leaseCfg mutexConfig
+	wakeHook func(zk.Event)
 
 	// gate serializes Acquire on this handle: the lock is reentrant per
 	// handle, and two Acquires holding it at once would both watch the
@@ -233,25 +234,24 @@ type Lease struct {
 // /zookeeper would count as a lease), make Acquire and TryAcquire fail with
 // ErrInvalidMaxLeases or zk.ErrInvalidPath, never a panic. See Semaphore
 // for the options.
-func NewSemaphore(conn Conn, path string, maxLeases int, opts ...MutexOption) *Semaphore {
-	var given mutexConfig
+func NewSemaphore(conn Conn, path string, maxLeases int, opts ...SemaphoreOption) *Semaphore {
+	given := defaultConfig()
 	for _, opt := range opts {
-		opt(&given)
+		opt.applySemaphore(&given)
 	}
-	noListener := func(c *mutexConfig) { c.listener = nil }
-	noHooks := func(c *mutexConfig) { c.listener, c.wakeHook = nil, nil }
-	withOwn := func(extra MutexOption) []MutexOption {
-		return append(append(make([]MutexOption, 0, len(opts)+1), opts...), extra)
-	}
+	// The Semaphore calls the wake hook itself (see awaitRoom); the leases and
+	// the helper that keeps the nodes call none.
+	noHooks := given
+	noHooks.wakeHook = nil
 	return &Semaphore{
-		conn:      conn,
-		dir:       path,
-		max:       maxLeases,
-		nodes:     NewMutex(conn, path, withOwn(noHooks)...),
-		lock:      NewMutex(conn, path+semaphoreLockSuffix, withOwn(noListener)...),
-		leaseOpts: withOwn(noHooks),
-		wakeHook:  given.wakeHook,
-		gate:      make(chan struct{}, 1),
+		conn:     conn,
+		dir:      path,
+		max:      maxLeases,
+		nodes:    newMutex(conn, path, noHooks),
+		lock:     newMutex(conn, path+semaphoreLockSuffix, given),
+		leaseCfg: noHooks,
+		wakeHook: given.wakeHook,
+		gate:     make(chan struct{}, 1),
 	}
 }
 

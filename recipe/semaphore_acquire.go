@@ -328,7 +328,7 @@ func (s *Semaphore) count(ctx context.Context, node string, lock int64) (l *Leas
 // newLease starts holding node, whose stat is own and whose watch is self,
 // as a Mutex starts holding its lock: the Lease's own Mutex watches it.
 func (s *Semaphore) newLease(node string, own *zk.Stat, self <-chan zk.Event) *Lease {
-	m := NewMutex(s.conn, s.dir, s.leaseOpts...)
+	m := newMutex(s.conn, s.dir, s.leaseCfg)
 	h := &hold{
 		node:    node,
 		guid:    baseName(node),

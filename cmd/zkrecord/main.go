@@ -75,7 +75,7 @@ Replayed on the fake by zkfake/difftest's TestReplayCorpus; the format is
 described in that package's documentation.`, len(servers), serverVersion(servers[0]))
 	start := time.Now()
 	for i := range uint64(n) {
-		seq := difftest.Generate(first+i, difftest.DefaultConfig)
+		seq := difftest.Generate(first+i, difftest.DefaultConfig())
 		tr, err := stableRun(real, seq)
 		if err != nil {
 			return fmt.Errorf("%s: %v", seq.Name, err)

@@ -3,7 +3,7 @@
 //
 // # Sequences
 //
-// Generate makes a seeded sequence of 10-20 ops (DefaultConfig) made by 2-5
+// Generate makes a seeded sequence of 10-20 ops (DefaultConfig()) made by 2-5
 // sessions: creates of every mode (persistent, ephemeral, sequential,
 // container, TTL, protected ephemeral sequential) with ACLs of every scheme
 // (ip ids in their odd forms, digest ids with and without their hash, auth,
@@ -76,7 +76,7 @@
 //
 // An op line is its label, its session and the call with its arguments
 // (Op.Line; ParseLine reads it back): data is nil or a quoted string, acl
-// names an entry of ACLs, a path "@3" is the path op 3 created. The indented
+// names an entry of ACLs(), a path "@3" is the path op 3 created. The indented
 // lines under it are what it observed: its answer after "->" (a stat is
 // c=czxid m=mzxid p=pzxid v=version cv=cversion av=aversion eph=owner
 // len=dataLength n=numChildren), then each session's events, then each

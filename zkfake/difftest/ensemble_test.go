@@ -35,7 +35,7 @@ func TestAgainstEnsemble(t *testing.T) {
 	start := time.Now()
 	reported, known, runs, unverified := 0, map[string]int{}, 0, 0
 	for i := range n {
-		seq := difftest.Generate(uint64(first+i), difftest.DefaultConfig)
+		seq := difftest.Generate(uint64(first+i), difftest.DefaultConfig())
 		res, err := checker.Check(seq)
 		runs += res.Runs
 		if err != nil {

@@ -50,11 +50,11 @@ sessions 2
 
 // ExampleGenerate prints the first ops of a generated sequence.
 func ExampleGenerate() {
-	seq := difftest.Generate(3, difftest.DefaultConfig)
+	seq := difftest.Generate(3, difftest.DefaultConfig())
 	for _, op := range seq.Ops[:3] {
 		fmt.Println(op.Line())
 	}
-	fmt.Println(len(seq.Ops) >= difftest.DefaultConfig.MinOps, seq.Sessions >= 2)
+	fmt.Println(len(seq.Ops) >= difftest.DefaultConfig().MinOps, seq.Sessions >= 2)
 	// Output:
 	// 1 s2 create b data="hello" flags=container acl=open
 	// 2 s1 create b/x data="zk-data-with-more-bytes" flags=container acl=open

@@ -33,9 +33,12 @@ type Config struct {
 	MinSessions, MaxSessions int // sessions per sequence (inclusive)
 }
 
-// DefaultConfig makes short sequences, so a thousand run against a real
-// ensemble in about a minute.
-var DefaultConfig = Config{MinOps: 10, MaxOps: 20, MinSessions: 2, MaxSessions: 5}
+// DefaultConfig returns the configuration of short sequences, so that a
+// thousand run against a real ensemble in about a minute: 10 to 20 ops
+// made by 2 to 5 sessions.
+func DefaultConfig() Config {
+	return Config{MinOps: 10, MaxOps: 20, MinSessions: 2, MaxSessions: 5}
+}
 
 // Generate returns the sequence for seed. The same seed and config always
 // give the same sequence.
@@ -325,9 +328,9 @@ func (g *generator) fill(op *Op) {
 			op.Path = "a" // the base keeps its open ACL
 		}
 	case AddAuth:
-		op.Auth = Credentials[g.rng.IntN(len(Credentials))]
+		op.Auth = credentials[g.rng.IntN(len(credentials))]
 		if g.rng.IntN(3) == 0 {
-			other := OtherCredentials[g.rng.IntN(len(OtherCredentials))]
+			other := otherCredentials[g.rng.IntN(len(otherCredentials))]
 			op.Scheme, op.Auth = other[0], other[1]
 			if op.Scheme == "digest" {
 				op.Scheme = "" // the default, as a corpus line reads back

@@ -37,9 +37,12 @@ const (
 	Check           Kind = "check"           // CheckVersionRequest, only inside Multi
 )
 
-// AllKinds lists every Kind a generated sequence can contain at top level.
-var AllKinds = []Kind{Create, CreateContainer, CreateTTL, CreateProtected, Delete, Set,
-	Get, GetW, Exists, ExistsW, Children, ChildrenW, GetACL, SetACL, Sync, Multi, AddAuth, Close}
+// Kinds returns every Kind a generated sequence can contain at top level,
+// in a slice of the caller's own.
+func Kinds() []Kind {
+	return []Kind{Create, CreateContainer, CreateTTL, CreateProtected, Delete, Set,
+		Get, GetW, Exists, ExistsW, Children, ChildrenW, GetACL, SetACL, Sync, Multi, AddAuth, Close}
+}
 
 // Op is one step of a sequence: a call made on one session.
 //
@@ -63,11 +66,21 @@ type Op struct {
 	Sub     []Op          // the sub-operations of a multi
 }
 
-// ACLs is the palette of ACL lists a sequence can use, by name. Every list
-// that ZooKeeper accepts grants one of the digest identities the cleanup
-// session holds enough to remove the node and its children, so a real base
-// can always be emptied afterwards.
-var ACLs = map[string][]zk.ACL{
+// ACLs returns the palette of ACL lists a sequence can use, by name (Op.ACL
+// names one). Every list that ZooKeeper accepts grants one of the digest
+// identities the cleanup session holds enough to remove the node and its
+// children, so a real base can always be emptied afterwards. The map and
+// its lists are the caller's own: changing them changes no sequence.
+func ACLs() map[string][]zk.ACL {
+	out := make(map[string][]zk.ACL, len(aclPalette))
+	for name, acl := range aclPalette {
+		out[name] = slices.Clone(acl)
+	}
+	return out
+}
+
+// aclPalette is the palette ACLs returns a copy of.
+var aclPalette = map[string][]zk.ACL{
 	"open":      zk.WorldACL(zk.PermAll),
 	"read":      append(zk.WorldACL(zk.PermRead), zk.DigestACL(zk.PermAll, "alice", "secret")...),
 	"alice":     zk.DigestACL(zk.PermAll, "alice", "secret"),
@@ -106,16 +119,16 @@ func withAlice(acl ...zk.ACL) []zk.ACL {
 	return append(acl, zk.DigestACL(zk.PermAll, "alice", "secret")...)
 }
 
-// Credentials are the digest identities sessions authenticate with. The
+// credentials are the digest identities sessions authenticate with. The
 // cleanup session of a real run holds all of them.
-var Credentials = []string{"alice:secret", "alice:wrong", "bob:pw"}
+var credentials = []string{"alice:secret", "alice:wrong", "bob:pw"}
 
 // allDigests are every digest credential a sequence can authenticate with,
 // which the admin session of either side holds, so that it can list and
 // delete what a node's "creator" ACL gave to one of them.
 func allDigests() []string {
-	out := slices.Clone(Credentials)
-	for _, c := range OtherCredentials {
+	out := slices.Clone(credentials)
+	for _, c := range otherCredentials {
 		if c[0] == "digest" {
 			out = append(out, c[1])
 		}
@@ -123,10 +136,10 @@ func allDigests() []string {
 	return out
 }
 
-// OtherCredentials are addAuth's calls with the other schemes and with
+// otherCredentials are addAuth's calls with the other schemes and with
 // malformed digests: ZooKeeper refuses some (AUTHFAILED, which closes the
 // connection) and ignores none silently.
-var OtherCredentials = [][2]string{
+var otherCredentials = [][2]string{
 	{"digest", "nocolon"}, {"digest", ":nouser"}, {"digest", ""}, {"ip", "127.0.0.1"}, {"world", "anyone"},
 	{"bogus", "x"}, {"auth", ""}, {"super", "x"},
 }
@@ -397,7 +410,7 @@ func parseOp(toks []token) (Op, []token, error) {
 		case "flags":
 			op.Flags, err = parseFlags(value)
 		case "acl":
-			if _, known := ACLs[value]; !known {
+			if _, known := aclPalette[value]; !known {
 				err = fmt.Errorf("unknown acl %q", value)
 			}
 			op.ACL = value

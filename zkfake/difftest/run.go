@@ -566,7 +566,7 @@ func (r *run) guard(op Op) error {
 func (r *run) call(s *session, op Op) (answer, returned string, err error) {
 	c := s.conn
 	p := r.resolve(op.Path)
-	acl := ACLs[op.ACL]
+	acl := aclPalette[op.ACL]
 	switch op.Kind {
 	case Create, CreateContainer, CreateTTL, CreateProtected:
 		var got string
@@ -633,7 +633,7 @@ func (r *run) multi(c zktest.Conn, op Op) string {
 		p := r.resolve(sub.Path)
 		switch sub.Kind {
 		case Create:
-			reqs[i] = &zk.CreateRequest{Path: p, Data: sub.Data, Acl: ACLs[sub.ACL], Flags: sub.Flags}
+			reqs[i] = &zk.CreateRequest{Path: p, Data: sub.Data, Acl: aclPalette[sub.ACL], Flags: sub.Flags}
 		case Delete:
 			reqs[i] = &zk.DeleteRequest{Path: p, Version: sub.Version}
 		case Set:

@@ -79,7 +79,7 @@ func TestCheckerFindsPlantedDivergences(t *testing.T) {
 				Fake: func(seq difftest.Sequence) (*difftest.Transcript, error) { return runFake(t, tc.mutant, seq) },
 			}
 			for seed := uint64(1); seed <= 300; seed++ {
-				seq := difftest.Generate(seed, difftest.DefaultConfig)
+				seq := difftest.Generate(seed, difftest.DefaultConfig())
 				res, err := checker.Check(seq)
 				if err != nil {
 					t.Fatal(err)
@@ -149,7 +149,7 @@ func TestCheckerTellsInterferenceFromDivergence(t *testing.T) {
 	// A sequence whose answers show several zxids.
 	var seq difftest.Sequence
 	for seed := uint64(1); ; seed++ {
-		seq = difftest.Generate(seed, difftest.DefaultConfig)
+		seq = difftest.Generate(seed, difftest.DefaultConfig())
 		tr, err := fake(seq)
 		if err != nil {
 			t.Fatal(err)
@@ -271,7 +271,7 @@ func TestCompareZxids(t *testing.T) {
 
 func TestOpLinesReadBack(t *testing.T) {
 	for seed := uint64(1); seed <= 500; seed++ {
-		seq := difftest.Generate(seed, difftest.DefaultConfig)
+		seq := difftest.Generate(seed, difftest.DefaultConfig())
 		for _, op := range seq.Ops {
 			back, err := difftest.ParseLine(op.Line())
 			if err != nil {
@@ -292,8 +292,8 @@ func TestOpLinesReadBack(t *testing.T) {
 
 func TestTranscriptsReadBackAndRepeat(t *testing.T) {
 	for seed := uint64(1); seed <= 50; seed++ {
-		seq := difftest.Generate(seed, difftest.DefaultConfig)
-		if again := difftest.Generate(seed, difftest.DefaultConfig); !reflect.DeepEqual(seq, again) {
+		seq := difftest.Generate(seed, difftest.DefaultConfig())
+		if again := difftest.Generate(seed, difftest.DefaultConfig()); !reflect.DeepEqual(seq, again) {
 			t.Fatalf("seed %d generates two different sequences", seed)
 		}
 		first, err := runFake(t, &difftest.FakeSide{}, seq)
