@@ -129,7 +129,7 @@ type action struct {
 
 // GoString renders the action in rapid's account of what it drew.
 func (a action) GoString() string {
-	c := fmt.Sprintf("client %d", a.client+1)
+	c := fmt.Sprintf("client %d", a.client)
 	switch a.kind {
 	case actMove:
 		if w := how(a.span); w != howPlain && w < numHows {

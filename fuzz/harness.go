@@ -184,7 +184,7 @@ type slot struct {
 	made map[string]bool
 }
 
-func (s *slot) name() string { return fmt.Sprintf("client %d", s.id+1) }
+func (s *slot) name() string { return fmt.Sprintf("client %d", s.id) }
 
 // noteCallSession adds a session the client has during its Lock call.
 func (s *slot) noteCallSession(id int64) {
@@ -470,7 +470,7 @@ func runCase(t *rapid.T, e *engine) *caseResult {
 	tick := tickTimes[rapid.IntRange(0, len(tickTimes)-1).Draw(t, "tick time")]
 	lengths := make([]int, clients)
 	for i := range lengths {
-		lengths[i] = rapid.IntRange(0, 20).Draw(t, fmt.Sprintf("client %d's session timeout", i+1))
+		lengths[i] = rapid.IntRange(0, 20).Draw(t, fmt.Sprintf("client %d's session timeout", i))
 	}
 	// Every directory's sequence counter starts at zero, or a few creates
 	// before a place where ZooKeeper's names change shape: the int32 wrap

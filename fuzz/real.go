@@ -232,7 +232,7 @@ func (c *realCase) spawn(k int) {
 	c.mu.Lock()
 	cl := &realClient{c: c, id: k, conn: conn, ctx: ctx, cancel: cancel, done: make(chan struct{}), stop: make(chan struct{}), row: c.spawned, session: conn.SessionID()}
 	c.spawned++
-	cl.name = fmt.Sprintf("client %d", k+1)
+	cl.name = fmt.Sprintf("client %d", k)
 	if k < len(c.clients) {
 		cl.name += " (restarted)"
 		c.clients[k] = cl

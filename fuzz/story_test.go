@@ -1,0 +1,46 @@
+package fuzz
+
+import (
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// storiesOf runs cases of target (seed 42) and returns each case's result.
+func storiesOf(t *testing.T, target Target, cases int, opts ...Option) []*caseResult {
+	t.Helper()
+	cfg := Config{}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	e := newEngine(target.subject(), cfg.normalized())
+	e.countOnly = true
+	var results []*caseResult
+	e.onCase = func(c *caseResult) {
+		c.story()
+		results = append(results, c)
+	}
+	withRapid(t, cases, 42, func() { rapid.Check(t, e.property) })
+	return results
+}
+
+// TestStoryNumbersClientsFromZero checks that the story numbers clients
+// as Recipe.New and the histories (porcupine's rows) do, from 0: with two
+// clients the story tells of client 0 and client 1, never of client 2.
+func TestStoryNumbersClientsFromZero(t *testing.T) {
+	seen0 := false
+	for _, c := range storiesOf(t, Lock(soundQueueLock), 20, WithClients(2)) {
+		s := c.story()
+		if strings.Contains(s, "client 2") {
+			t.Fatalf("a case of two clients tells of client 2:\n%s", s)
+		}
+		seen0 = seen0 || strings.Contains(s, "client 0")
+	}
+	if !seen0 {
+		t.Fatal("no story tells of client 0")
+	}
+	if got := (action{kind: actMove, client: 0}).GoString(); got != "client 0 moves" {
+		t.Errorf("rapid's account of a move of the first client is %q, want %q", got, "client 0 moves")
+	}
+}
