@@ -77,10 +77,7 @@ func (h *harness) rowInc(id int) *incarnation {
 
 // incName names an incarnation as the story does.
 func incName(inc *incarnation) string {
-	if inc.n > 1 {
-		return fmt.Sprintf("%s (restart %d)", inc.slot.name(), inc.n-1)
-	}
-	return inc.slot.name()
+	return restartedName(inc.slot.id, inc.n-1)
 }
 
 // withToken renders " with token N", or nothing for a locker without tokens.

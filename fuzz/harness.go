@@ -1010,7 +1010,7 @@ func (h *harness) replaceClosed(s *slot) bool {
 	if !s.inc.closed || s.inc.locksAfterClose == 0 {
 		return false
 	}
-	h.note("%s's process, its Conn closed, ends; a new process takes its place with a session of its own", s.name())
+	h.note("%s's process, its Conn closed, ends and restarts as %s, with a session of its own", s.name(), restartName(s))
 	h.spawn(s)
 	return true
 }

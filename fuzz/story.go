@@ -272,3 +272,16 @@ func renderLog(log []zkfake.Record) string {
 	}
 	return b.String()
 }
+
+// restartName names the process that restarts s next, as the story names
+// a restarted process everywhere: "client 0 (restart 1)".
+func restartName(s *slot) string { return fmt.Sprintf("%s (restart %d)", s.name(), s.incs) }
+
+// restartedName names a client's process after n restarts; the first
+// process is the client's plain name.
+func restartedName(client, n int) string {
+	if n == 0 {
+		return fmt.Sprintf("client %d", client)
+	}
+	return fmt.Sprintf("client %d (restart %d)", client, n)
+}

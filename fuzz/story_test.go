@@ -1,6 +1,7 @@
 package fuzz
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -42,5 +43,31 @@ func TestStoryNumbersClientsFromZero(t *testing.T) {
 	}
 	if got := (action{kind: actMove, client: 0}).GoString(); got != "client 0 moves" {
 		t.Errorf("rapid's account of a move of the first client is %q, want %q", got, "client 0 moves")
+	}
+}
+
+// TestStoryNamesRestartsOneWay checks that a process that crashes, or
+// ends with its Conn closed, is told to restart as the process the rest
+// of the story names: "client N (restart M)".
+func TestStoryNamesRestartsOneWay(t *testing.T) {
+	restarts := 0
+	for _, c := range storiesOf(t, Lock(soundQueueLock), 40) {
+		s := c.story()
+		for _, old := range []string{"a new process", "(restarted)", "incarnation"} {
+			if strings.Contains(s, old) {
+				t.Fatalf("the story tells a restart as %q:\n%s", old, s)
+			}
+		}
+		for _, line := range strings.Split(s, "\n") {
+			if strings.Contains(line, "process crashes") || strings.Contains(line, "its Conn closed, ends") {
+				restarts++
+				if !regexp.MustCompile(`restarts as client \d+ \(restart \d+\)`).MatchString(line) {
+					t.Fatalf("a restart is told without the name of the process that takes over: %s", line)
+				}
+			}
+		}
+	}
+	if restarts == 0 {
+		t.Fatal("no story tells a restart")
 	}
 }
