@@ -350,6 +350,7 @@ func (h *harness) ownSession() *zkfake.Conn {
 	if err != nil {
 		panic(fmt.Sprintf("zkfuzz: connecting the harness's own session: %v", err))
 	}
+	h.sessions[conn.SessionID()] = ownSession
 	return conn
 }
 

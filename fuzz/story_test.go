@@ -71,3 +71,18 @@ func TestStoryNamesRestartsOneWay(t *testing.T) {
 		t.Fatal("no story tells a restart")
 	}
 }
+
+// TestStoryLeavesOutHarnessSessions checks that the sessions the harness
+// opens for itself (to make the lock's directory, to delete a client's
+// node, to read the server for a Recipe's checks) are not told as if they
+// were a client's.
+func TestStoryLeavesOutHarnessSessions(t *testing.T) {
+	unnamed := regexp.MustCompile(`session 0x[0-9a-f]+('s| is notified| reconnects)|own session's`)
+	for name, target := range map[string]Target{"lock": Lock(soundQueueLock), "semaphore": Semaphore(RecipeSemaphore)} {
+		for _, c := range storiesOf(t, target, 20) {
+			if m := unnamed.FindString(c.story()); m != "" {
+				t.Fatalf("%s: the story tells a session that is no client's as if it were one (%q):\n%s", name, m, c.story())
+			}
+		}
+	}
+}
