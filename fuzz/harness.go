@@ -1080,8 +1080,8 @@ func (h *harness) write(s *slot) {
 	}
 	h.note("%s writes to the protected resource%s: %s", s.name(), describeToken(token), verdict)
 	if accepted && !fenced && !h.liveSessions()[s.holdSession] {
-		h.found(UnfencedWrite, "%s wrote to the protected resource at step %d after its session %#x had expired at step %d%s, and nothing refused the write (the locker hands out no fencing token)",
-			s.name(), h.cur.index+1, s.holdSession, h.expiryStep(s.holdSession), h.otherHolder(s))
+		h.found(UnfencedWrite, "%s wrote to the protected resource at step %d after its session %#x had %s at step %d%s, and nothing refused the write (the locker hands out no fencing token)",
+			s.name(), h.cur.index+1, s.holdSession, h.endedHow(s.holdSession), h.expiryStep(s.holdSession), h.otherHolder(s))
 	}
 }
 

@@ -4,6 +4,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/zksim/zksim/zkfake"
 
 	"pgregory.net/rapid"
 )
@@ -84,5 +87,30 @@ func TestStoryLeavesOutHarnessSessions(t *testing.T) {
 				t.Fatalf("%s: the story tells a session that is no client's as if it were one (%q):\n%s", name, m, c.story())
 			}
 		}
+	}
+}
+
+// TestSessionEndTold checks that a session its client closed is told as
+// closed, not expired: the history records both as a SessionExpiry, the
+// server's log tells them apart.
+func TestSessionEndTold(t *testing.T) {
+	srv := zkfake.NewServer()
+	defer srv.Close()
+	closed, _, err := srv.Connect(10 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	expired, _, err := srv.Connect(10 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed.Close()
+	srv.Expire(expired.SessionID())
+	h := &harness{srv: srv}
+	if got := h.endedHow(closed.SessionID()); got != "been closed" {
+		t.Errorf("a closed session had %q, want %q", got, "been closed")
+	}
+	if got := h.endedHow(expired.SessionID()); got != "expired" {
+		t.Errorf("an expired session had %q, want %q", got, "expired")
 	}
 }

@@ -29,7 +29,7 @@ func TestSummariesNameSteps(t *testing.T) {
 		{"wrong-watch", mutant(t, "wrong-watch"), nil, Liveness, 20,
 			regexp.MustCompile(`^client \d's Lock has not returned since step \d+`)},
 		{"no fencing token", Lock(tokenless), []Option{WithFencing(FencingAlways)}, UnfencedWrite, 300,
-			regexp.MustCompile(`^client \d wrote to the protected resource at step \d+( after its session 0x[0-9a-f]+ had expired at step \d+| and client \d.* had acquired at step \d+|, and the resource accepted it)`)},
+			regexp.MustCompile(`^client \d wrote to the protected resource at step \d+( after its session 0x[0-9a-f]+ had (expired|been closed) at step \d+| and client \d.* had acquired at step \d+|, and the resource accepted it)`)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := Config{}
