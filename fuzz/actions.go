@@ -129,7 +129,7 @@ type action struct {
 
 // GoString renders the action in rapid's account of what it drew.
 func (a action) GoString() string {
-	c := fmt.Sprintf("client %d", a.client+1)
+	c := fmt.Sprintf("client %d", a.client)
 	switch a.kind {
 	case actMove:
 		if w := how(a.span); w != howPlain && w < numHows {
@@ -177,7 +177,7 @@ func (a action) GoString() string {
 	case actLateEvent:
 		return c + "'s next watch event reaches it late"
 	case actCrash:
-		return c + " crashes"
+		return c + "'s process crashes and restarts"
 	case actLag:
 		return fmt.Sprintf("follower %d lags", 1+a.client%2)
 	case actCatchUp:
@@ -360,7 +360,7 @@ func (h *harness) apply(a action) {
 		h.begin(fmt.Sprintf("%s's next watch event will reach its recipe late: after the reply to the request it makes next, as go-zookeeper's event channels allow", s.name()))
 		h.settle()
 	case actCrash:
-		h.begin(fmt.Sprintf("%s's process crashes; a new process takes its place with a session of its own", s.name()))
+		h.begin(fmt.Sprintf("%s's process crashes and restarts as %s, with a session of its own", s.name(), restartName(s)))
 		h.tally.Crashes++
 		h.crash(s)
 		h.settle()

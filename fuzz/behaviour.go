@@ -62,7 +62,9 @@ type QueueReader interface {
 func RecipeMutex(conn zktest.Conn, path string) Locker {
 	var opts []recipe.MutexOption
 	if g, ok := conn.(*gatedConn); ok {
-		opts = append(opts, recipe.WithNodeData([]byte(g.inc.slot.name())))
+		// The data keeps the 1-based name the story once used, so that
+		// the cases write what they always wrote.
+		opts = append(opts, recipe.WithNodeData(fmt.Appendf(nil, "client %d", g.inc.slot.id+1)))
 		if g.inc.slot.id%2 == 0 {
 			// Clients 1, 3, 5... listen, as a program that stops work
 			// while its hold is suspended does; the others do not.
@@ -350,6 +352,7 @@ func (h *harness) ownSession() *zkfake.Conn {
 	if err != nil {
 		panic(fmt.Sprintf("zkfuzz: connecting the harness's own session: %v", err))
 	}
+	h.sessions[conn.SessionID()] = ownSession
 	return conn
 }
 

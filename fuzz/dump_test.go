@@ -36,7 +36,7 @@ func TestDumpHistories(t *testing.T) {
 	for name, target := range all {
 		t.Run(name, func(t *testing.T) {
 			var histories, stories strings.Builder
-			for i, r := range fuzz.Records(t, target, 150, 42) {
+			for i, r := range fuzz.Records(t, target, nil, 150, 42) {
 				fmt.Fprintf(&histories, "=== case %d: %s", i+1, r.History)
 				fmt.Fprintf(&stories, "=== case %d\n%s\n", i+1, r.Story)
 			}

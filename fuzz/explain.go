@@ -77,10 +77,7 @@ func (h *harness) rowInc(id int) *incarnation {
 
 // incName names an incarnation as the story does.
 func incName(inc *incarnation) string {
-	if inc.n > 1 {
-		return fmt.Sprintf("%s (restart %d)", inc.slot.name(), inc.n-1)
-	}
-	return inc.slot.name()
+	return restartedName(inc.slot.id, inc.n-1)
 }
 
 // withToken renders " with token N", or nothing for a locker without tokens.
@@ -264,7 +261,7 @@ func (c *caseResult) explainWrite(ops []linearizability.Operation, from []int, k
 	expired := ""
 	for i, o := range ops {
 		if e, ok := o.Input.(linearizability.SessionExpiry); ok && e.Session == in.Session && o.Call < op.Call {
-			expired = fmt.Sprintf(" after its session %#x had expired at step %d", in.Session, c.opStep(from[i]))
+			expired = fmt.Sprintf(" after its session %#x had %s at step %d", in.Session, h.endedHow(in.Session), c.opStep(from[i]))
 		}
 	}
 	other := ""
@@ -287,6 +284,21 @@ func (h *harness) expiryStep(session int64) int {
 		}
 	}
 	return 0
+}
+
+// endedHow says how the server ended session, as its log tells: "expired",
+// or "been closed" for a session its client closed. The history records
+// both as a SessionExpiry, and expiryStep finds either.
+func (h *harness) endedHow(session int64) string {
+	for _, r := range h.srv.Log() {
+		if r.Session == session && r.Kind == zkfake.RecordSession && r.Op == "closeSession" {
+			return "been closed"
+		}
+		if r.Session == session && r.Kind == zkfake.RecordSession && r.Op == "expireSession" {
+			return "expired"
+		}
+	}
+	return "expired"
 }
 
 // otherHolder says who else holds the lock as s writes: ", while client N
@@ -313,7 +325,7 @@ func staleToken(who string, step int, token int64, before string, beforeStep int
 // heldMeanwhile says that who acquired while another client held the lock
 // in a session that had neither released it nor expired.
 func heldMeanwhile(who string, step int, token int64, holder string, since int, holderToken, session int64) string {
-	return fmt.Sprintf("%s acquired at step %d%s while %s had held since step %d%s, had not called Unlock, and its session %#x had not expired",
+	return fmt.Sprintf("%s acquired at step %d%s while %s had held since step %d%s, had not called Unlock, and its session %#x had neither expired nor been closed",
 		who, step, withToken(token), holder, since, withToken(holderToken), session)
 }
 

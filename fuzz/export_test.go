@@ -92,9 +92,9 @@ type CaseRecord struct {
 
 // Records runs checks cases of target from seed, looking for nothing, and
 // returns what each did.
-func Records(t *testing.T, target Target, checks int, seed uint64) []CaseRecord {
+func Records(t *testing.T, target Target, opts []Option, checks int, seed uint64) []CaseRecord {
 	var records []CaseRecord
-	e := newEngine(target.subject(), configure(nil))
+	e := newEngine(target.subject(), configure(opts))
 	e.countOnly = true
 	e.onCase = func(c *caseResult) { records = append(records, CaseRecord{History: c.historyDump(), Story: c.story()}) }
 	WithRapid(t, checks, seed, func() { rapid.Check(t, e.property) })

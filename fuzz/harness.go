@@ -184,7 +184,7 @@ type slot struct {
 	made map[string]bool
 }
 
-func (s *slot) name() string { return fmt.Sprintf("client %d", s.id+1) }
+func (s *slot) name() string { return fmt.Sprintf("client %d", s.id) }
 
 // noteCallSession adds a session the client has during its Lock call.
 func (s *slot) noteCallSession(id int64) {
@@ -470,7 +470,7 @@ func runCase(t *rapid.T, e *engine) *caseResult {
 	tick := tickTimes[rapid.IntRange(0, len(tickTimes)-1).Draw(t, "tick time")]
 	lengths := make([]int, clients)
 	for i := range lengths {
-		lengths[i] = rapid.IntRange(0, 20).Draw(t, fmt.Sprintf("client %d's session timeout", i+1))
+		lengths[i] = rapid.IntRange(0, 20).Draw(t, fmt.Sprintf("client %d's session timeout", i))
 	}
 	// Every directory's sequence counter starts at zero, or a few creates
 	// before a place where ZooKeeper's names change shape: the int32 wrap
@@ -1010,7 +1010,7 @@ func (h *harness) replaceClosed(s *slot) bool {
 	if !s.inc.closed || s.inc.locksAfterClose == 0 {
 		return false
 	}
-	h.note("%s's process, its Conn closed, ends; a new process takes its place with a session of its own", s.name())
+	h.note("%s's process, its Conn closed, ends and restarts as %s, with a session of its own", s.name(), restartName(s))
 	h.spawn(s)
 	return true
 }
@@ -1080,8 +1080,8 @@ func (h *harness) write(s *slot) {
 	}
 	h.note("%s writes to the protected resource%s: %s", s.name(), describeToken(token), verdict)
 	if accepted && !fenced && !h.liveSessions()[s.holdSession] {
-		h.found(UnfencedWrite, "%s wrote to the protected resource at step %d after its session %#x had expired at step %d%s, and nothing refused the write (the locker hands out no fencing token)",
-			s.name(), h.cur.index+1, s.holdSession, h.expiryStep(s.holdSession), h.otherHolder(s))
+		h.found(UnfencedWrite, "%s wrote to the protected resource at step %d after its session %#x had %s at step %d%s, and nothing refused the write (the locker hands out no fencing token)",
+			s.name(), h.cur.index+1, s.holdSession, h.endedHow(s.holdSession), h.expiryStep(s.holdSession), h.otherHolder(s))
 	}
 }
 

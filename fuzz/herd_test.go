@@ -19,7 +19,7 @@ func TestHerdAttributesLateWakeups(t *testing.T) {
 		{Kind: zkfake.RecordOp, Session: 1, Zxid: 1, Op: "create", Path: lockPath + "/n-", Input: "flags=3 data=\"\"", Result: lockPath + "/n-0000000000", Time: t0},
 		{Kind: zkfake.RecordOp, Session: 2, Zxid: 2, Op: "create", Path: lockPath + "/n-", Input: "flags=3 data=\"\"", Result: lockPath + "/n-0000000001", Time: t0},
 		{Kind: zkfake.RecordOp, Session: 3, Zxid: 3, Op: "create", Path: lockPath + "/n-", Input: "flags=3 data=\"\"", Result: lockPath + "/n-0000000002", Time: t0},
-		// The release: client 2 hears of it at once.
+		// The release: client 1 hears of it at once.
 		{Kind: zkfake.RecordOp, Session: 1, Zxid: 4, Op: "delete", Path: lockPath + "/n-0000000000", Time: t0.Add(time.Second)},
 		{Kind: zkfake.RecordWatch, Session: 2, Zxid: 4, Op: "EventNodeChildrenChanged", Path: lockPath, Time: t0.Add(time.Second)},
 		// Other things happen: a read, a write elsewhere.
@@ -34,7 +34,7 @@ func TestHerdAttributesLateWakeups(t *testing.T) {
 	}
 	for how, r := range late {
 		t.Run(how, func(t *testing.T) {
-			h := &harness{taken: map[delivery]bool{}, sessions: map[int64]string{1: "client 1", 2: "client 2", 3: "client 3"}}
+			h := &harness{taken: map[delivery]bool{}, sessions: map[int64]string{1: "client 0", 2: "client 1", 3: "client 2"}}
 			log := append(append([]zkfake.Record(nil), queue...), r)
 			for _, r := range log {
 				if r.Kind == zkfake.RecordWatch {
@@ -48,7 +48,7 @@ func TestHerdAttributesLateWakeups(t *testing.T) {
 					found = msg
 				}
 			}
-			want := "client 1's delete " + lockPath + "/n-0000000000 at step 4 woke client 2 and client 3 (late, at step 8)"
+			want := "client 0's delete " + lockPath + "/n-0000000000 at step 4 woke client 1 and client 2 (late, at step 8)"
 			if !strings.HasPrefix(found, want) {
 				t.Fatalf("got %q, want it to begin %q", found, want)
 			}

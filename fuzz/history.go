@@ -25,7 +25,7 @@ func (h *harness) result() *caseResult {
 			// anything the harness and the clients do at it.
 			at := h.rec.At(r.Time, linearizability.First)
 			h.rec.Add(serverRow, linearizability.SessionExpiry{Session: r.Session}, struct{}{}, at, at)
-			h.rec.FaultAt(-1, linearizability.FaultExpiry, fmt.Sprintf("session %#x (%s)", r.Session, h.client(r.Session)), at, at)
+			h.rec.FaultAt(-1, linearizability.FaultExpiry, fmt.Sprintf("session %#x (%s)", r.Session, h.faultClient(r.Session)), at, at)
 		}
 	}
 	h.tell(log)
@@ -43,6 +43,15 @@ func (h *harness) result() *caseResult {
 		c.finding.Story, c.finding.EventLog = c.story(), c.eventLog()
 	}
 	return c
+}
+
+// faultClient names the client of a session in a fault of the history; a
+// session of the harness's own goes by its number, as it always has.
+func (h *harness) faultClient(session int64) string {
+	if h.sessions[session] == ownSession {
+		return fmt.Sprintf("session %#x", session)
+	}
+	return h.client(session)
 }
 
 // story renders the case's story.

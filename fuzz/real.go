@@ -117,17 +117,18 @@ type realCase struct {
 
 // realClient is one client process of a real case.
 type realClient struct {
-	c       *realCase
-	id      int
-	name    string
-	conn    zktest.Conn
-	locker  Locker
-	ctx     context.Context
-	cancel  context.CancelFunc
-	done    chan struct{}
-	row     int           // the process's client number in the history's recorder
-	stop    chan struct{} // closed when the client is to finish its round and stop
-	stopped sync.Once
+	c        *realCase
+	id       int
+	name     string
+	restarts int // how many processes of the client came before this one
+	conn     zktest.Conn
+	locker   Locker
+	ctx      context.Context
+	cancel   context.CancelFunc
+	done     chan struct{}
+	row      int           // the process's client number in the history's recorder
+	stop     chan struct{} // closed when the client is to finish its round and stop
+	stopped  sync.Once
 
 	// Guarded by c.mu.
 	session        int64                   // the session the client last had
@@ -194,7 +195,7 @@ func (c *realCase) run() *Finding {
 			zktest.Require(c.t, expirer.Expire(cl.conn))
 			c.notef("%s's session has expired", cl.name)
 		case roll < 7 && partitioner != nil:
-			c.notef("%s's process crashes (cut off for good); a new process takes its place", cl.name)
+			c.notef("%s's process crashes (cut off for good) and restarts as %s", cl.name, restartedName(k, cl.restarts+1))
 			c.crash(cl, partitioner)
 			c.spawn(k)
 		default:
@@ -232,9 +233,10 @@ func (c *realCase) spawn(k int) {
 	c.mu.Lock()
 	cl := &realClient{c: c, id: k, conn: conn, ctx: ctx, cancel: cancel, done: make(chan struct{}), stop: make(chan struct{}), row: c.spawned, session: conn.SessionID()}
 	c.spawned++
-	cl.name = fmt.Sprintf("client %d", k+1)
+	cl.name = fmt.Sprintf("client %d", k)
 	if k < len(c.clients) {
-		cl.name += " (restarted)"
+		cl.restarts = c.clients[k].restarts + 1
+		cl.name = restartedName(k, cl.restarts)
 		c.clients[k] = cl
 	} else {
 		c.clients = append(c.clients, cl)

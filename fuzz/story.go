@@ -151,6 +151,11 @@ func describeResult(result string, err error) string {
 	return result
 }
 
+// ownSession names the harness's own sessions (setting up, deleting a
+// client's node, reading the server for the checks), which are no
+// client's: the story leaves their comings and goings out.
+const ownSession = "the harness's own session"
+
 // client names the client a session belongs to.
 func (h *harness) client(session int64) string {
 	if name, ok := h.sessions[session]; ok {
@@ -185,6 +190,14 @@ func (h *harness) describeRecord(r zkfake.Record, stepIndex int) string {
 	case zkfake.RecordWatch:
 		return fmt.Sprintf("%s is notified: %s %s", h.client(r.Session), strings.TrimPrefix(r.Op, "Event"), r.Path)
 	case zkfake.RecordSession:
+		if h.sessions[r.Session] == ownSession {
+			// The harness opens and closes its own sessions as it needs
+			// them; only their expiry would be news.
+			if r.Op == "expireSession" {
+				return fmt.Sprintf("the server expires %s %#x", ownSession, r.Session)
+			}
+			return ""
+		}
 		switch r.Op {
 		case "createSession":
 			if stepIndex == 0 {
@@ -272,4 +285,17 @@ func renderLog(log []zkfake.Record) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// restartName names the process that restarts s next, as the story names
+// a restarted process everywhere: "client 0 (restart 1)".
+func restartName(s *slot) string { return fmt.Sprintf("%s (restart %d)", s.name(), s.incs) }
+
+// restartedName names a client's process after n restarts; the first
+// process is the client's plain name.
+func restartedName(client, n int) string {
+	if n == 0 {
+		return fmt.Sprintf("client %d", client)
+	}
+	return fmt.Sprintf("client %d (restart %d)", client, n)
 }

@@ -31,7 +31,7 @@ func TestSummariesNameSteps(t *testing.T) {
 		{"wrong-watch", mutant(t, "wrong-watch"), nil, fuzz.Liveness, 20,
 			regexp.MustCompile(`^client \d's Lock has not returned since step \d+`)},
 		{"no fencing token", fuzz.Lock(tokenless), []fuzz.Option{fuzz.WithFencing(fuzz.FencingAlways)}, fuzz.UnfencedWrite, 300,
-			regexp.MustCompile(`^client \d wrote to the protected resource at step \d+( after its session 0x[0-9a-f]+ had expired at step \d+| and client \d.* had acquired at step \d+|, and the resource accepted it)`)},
+			regexp.MustCompile(`^client \d wrote to the protected resource at step \d+( after its session 0x[0-9a-f]+ had (expired|been closed) at step \d+| and client \d.* had acquired at step \d+|, and the resource accepted it)`)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f, _ := fuzz.Survey(t, c.target, c.opts, c.budget, 1, byDetector(c.detector))

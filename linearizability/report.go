@@ -1,6 +1,7 @@
 package linearizability
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -47,7 +48,12 @@ func (r Result) WriteReport(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := porcupine.Visualize(r.model, info, f); err != nil {
+	var page bytes.Buffer
+	if err := porcupine.Visualize(r.model, info, &page); err != nil {
+		f.Close()
+		return "", err
+	}
+	if _, err := f.Write(withScrollToIllegal(page.Bytes())); err != nil {
 		f.Close()
 		return "", err
 	}
@@ -55,6 +61,38 @@ func (r Result) WriteReport(dir string) (string, error) {
 		return "", err
 	}
 	return f.Name(), nil
+}
+
+// scrollToIllegal is the script a report runs once loaded: it scrolls the
+// page to the first point porcupine marks as an illegal linearization
+// point (the leftmost one of the longest partial linearizations, which
+// porcupine shows at first), as its "jump to first error" link does, but
+// without selecting it. A legal history has none, and the page stays where
+// it opens.
+const scrollToIllegal = `<script id="zksim-scroll-to-illegal">
+window.addEventListener('load', function () {
+  var points = Array.prototype.filter.call(
+    document.querySelectorAll('line.linearization-invalid.linearization-point'),
+    function (p) { return !p.parentElement.classList.contains('hidden') })
+  if (points.length === 0) {
+    return
+  }
+  points.sort(function (a, b) { return a.x1.baseVal.value - b.x1.baseVal.value })
+  points[0].scrollIntoView({inline: 'center', block: 'center'})
+})
+</script>
+`
+
+// withScrollToIllegal puts scrollToIllegal at the end of the page's body.
+func withScrollToIllegal(page []byte) []byte {
+	i := bytes.LastIndex(page, []byte("</body>"))
+	if i < 0 {
+		return append(page, scrollToIllegal...)
+	}
+	out := make([]byte, 0, len(page)+len(scrollToIllegal))
+	out = append(out, page[:i]...)
+	out = append(out, scrollToIllegal...)
+	return append(out, page[i:]...)
 }
 
 // annotations turns the faults into report annotations, and adds one

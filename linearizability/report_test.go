@@ -32,13 +32,18 @@ func TestWriteReport(t *testing.T) {
 		"<html",
 		"paused past the session timeout", // the fault annotation
 		"session expiry",
-		"write /lock → accepted", // how operations are described
-		"held by 0x",             // how states are described
-		"mutex: Illegal",         // the outcome annotation
+		"write /lock → accepted",                    // how operations are described
+		"held by 0x",                                // how states are described
+		"mutex: Illegal",                            // the outcome annotation
+		`<script id="zksim-scroll-to-illegal">`,     // opens at the illegal point
+		"linearization-invalid linearization-point", // the class it looks for, as porcupine marks the point
 	} {
 		if !strings.Contains(html, want) {
 			t.Errorf("report does not contain %q", want)
 		}
+	}
+	if hook, end := strings.Index(html, "zksim-scroll-to-illegal"), strings.LastIndex(html, "</body>"); hook < 0 || end < hook {
+		t.Errorf("the script that scrolls to the illegal point is not in the page's body")
 	}
 }
 
