@@ -1,7 +1,3 @@
-// Package recipe holds ZooKeeper coordination recipes — a herd-free mutex,
-// and a leader election and a read/write lock built on it — written against Conn, the part of *zk.Conn that they use. Both a
-// real *zk.Conn and an in-memory *zkfake.Conn satisfy Conn, so the same
-// recipe runs against a real ensemble and against the fake.
 package recipe
 
 import (
