@@ -66,6 +66,39 @@
 // holder may find its session resumed (suspended, then held again) or
 // expired. Report.Faults counts the outcomes.
 //
+// # What a lock client draws
+//
+// Clients draw what they call, each only if the lock offers it (optional
+// interfaces, so that [Locker] stays Lock and Unlock): Lock with a short or
+// long deadline, a Lock cancelled while it waits, TryLock ([TryLocker]),
+// UnlockContext with a deadline ([ContextUnlocker]), a reentrant
+// Lock/Unlock pair while holding ([Reentrant]), a failed Unlock left
+// pending while the client goes on to its next Lock (as `defer m.Unlock()`
+// does), Unlock from two goroutines at once, the second with a short
+// deadline ([SharedHandle]: a deferred Unlock racing an explicit one), and
+// a process that closes its Conn — holding or not — makes its Unlock and
+// one more Lock, and ends: more than 20 requests on a closed Conn is a
+// liveness finding. A holder checks Lost() before it writes, where the lock
+// has one, and every other client listens to its lock's changes of state
+// (recipe.WithStateListener). Watch events the server fires together reach
+// each locker one at a time, in a fixed order, so that the Go scheduler
+// never picks which it sees first. The lock's directory (two levels deep,
+// which the first Lock makes) may start with foreign children: names
+// without a sequence number, ten digits that are no int32, and names like
+// a lock's protected nodes that end in no number ZooKeeper makes. Every
+// listing comes in an order drawn from the seed, as ZooKeeper's hash-set
+// order would.
+//
+// cmd/zkfuzz prints how often each fault was drawn and how it ended; for
+// `go run ./cmd/zkfuzz -cases=2000 -seed=1` (2026-12-02): 732 partitions
+// (293 healed before the client noticed, 109 resumed after a reconnect, 330
+// expired), 536 pauses (293 thawed in time, 243 expired), 511 lost
+// requests, 572 lost replies, 748 expiries, 624 crashes, 171 lags, 21
+// partitions over a minute (14 survived), 160 quorum losses (22 over a
+// minute), 263 new sessions on a lagging follower, 595 late watch events
+// (485 after a later reply), 980 sessions over a minute long, 1,458 cases
+// near a sequence wrap.
+//
 // # Detectors
 //
 //   - mutual-exclusion: a client enters its critical section while another
@@ -153,6 +186,178 @@
 // fencing, unfenced-write and lock-state checks are the lock loop's. A
 // Recipe runs on the fake only.
 //
+// fuzz/example_recipe_test.go is the whole test of a hand-written "whoever
+// creates the node leads" election, written as a Recipe. It fails within a
+// few cases: after a create whose reply was lost, or a campaign that
+// failed just after its create, the next try finds the node it made itself
+// and waits for it to go, for ever:
+//
+//	liveness: client 1's Campaign has not returned since step 16 … /first-to-create
+//	holds /first-to-create/leader (ephemeral, owner 0x100007655d15c00)
+//
+// the owner being client 1's own session.
+//
+// # The built-in recipes
+//
+// [Election] with [RecipeElection] (-recipe=election) is recipe.Election,
+// or any [Elector], described as a Recipe (election.go, the example to
+// copy): client 1 follows Observe and reads its latest value; the others
+// Campaign, write to the fenced resource with their token once elected,
+// Resign, and read Leader. The model is linearizability.ElectionModel(). A
+// candidate's Check holds it to its word: once its client is on a new
+// session, the one it was elected in expired, it must stop saying it leads
+// within a second (room for recipe.Election's 100ms poll of its Conn), nor
+// may it say it leads while its connection has been down for longer than
+// its session timeout. The observer's Check holds its stream to never going
+// back to an older leader, across sessions too, and its Settled compares
+// the last leader its stream told of with the leader there is. The harness
+// showed what the history must say of a campaign: a Campaign that succeeds
+// may still have led "in all but name" before, through a twin of its node
+// (a create whose reply was lost, applied after all, first in line until
+// the campaign found and deleted it), which an observer may see: its
+// sessions' outcomes are open within the call.
+//
+// [RWMutex] with [RecipeRWMutex] (-recipe=rwmutex) and [Semaphore] with
+// [RecipeSemaphore] (-recipe=semaphore) are Recipes too (rwmutex.go,
+// semaphore.go). Read/write clients take one side at a time (RLock or
+// Lock), a writer writes to the fenced resource with its token, and either
+// releases; the model is linearizability.RWMutexModel(). Semaphore clients
+// Acquire or TryAcquire a lease of two and Release it; the model is
+// linearizability.SemaphoreModel(). Both hold a holder to its session as
+// the election does (state-report), and the read/write lock's Stalled
+// holds a waiting reader to its queue: a reader that has waited ten
+// seconds on a watch, connected and on a member that does not lag, with no
+// writer ahead of its node, waits for nothing (liveness). The herd rule of
+// a Recipe lets a release wake every waiter it unblocks — a writer's
+// release wakes every reader behind it — but no waiter it does not: a
+// change that deleted the queue's first node, or a node deleted in a call
+// that releases ([Op.Releases]), and woke two waiters of which one set a
+// watch again before its call returned, is a herd. A waiting writer that
+// gives up may still wake readers that another writer ahead of them
+// blocks: not a herd.
+//
+// # Mutants
+//
+// [Mutants] are deliberately broken recipes, each with the detector that
+// must find it; `go run ./cmd/zkfuzz -list` lists them and -recipe=NAME
+// fuzzes one. A mutant whose mistake also trips another detector (a queue
+// ordered wrongly deadlocks as often as it lets two in) names it in
+// Mutant.Also. The counts below are cases to the first finding by the
+// mutant's own detector over 20 seeds, at most 3,000 each, as
+// `ZKFUZZ_TABLE_SEEDS=20 go test ./fuzz -run TestMutantTable -v` prints
+// them (remeasured 2026-12-02); the wall time is that of
+// `go run ./cmd/zkfuzz -recipe=NAME -seed=1` on 2 cores, which reports the
+// first finding whatever its detector and includes shrinking, capped at
+// 20s. `make bench` prints the counts over 5 seeds too.
+//
+// The lock mutants:
+//
+//	mutant                 what is wrong                                        detector          cases med/max  wall
+//	herd                   waiters watch the children list                      herd              3 / 10         6.4s
+//	wrong-watch            watches a wrong path                                 liveness          1 / 2          0.6s
+//	no-relist              takes the predecessor's deletion as the lock         mutual-exclusion  9 / 51         20.1s
+//	whole-name-order       orders protected names by the whole name             mutual-exclusion  2 / 4          0.5s
+//	check-then-create      check-then-create of a plain node                    liveness          3.5 / 28       3.1s
+//	timed-wait             a timed wait reports "acquired" when it times out    mutual-exclusion  5.5 / 21       8.4s
+//	wrong-unlock           Unlock deletes the wrong node                        mutual-exclusion  43.5 / 125     18.9s
+//	plain-retry            retries a plain create after a lost reply            liveness          9.5 / 54       9.1s
+//	spin                   polls instead of watching                            herd              6.5 / 35       3.3s
+//	reenter-failed-unlock  a failed Unlock keeps the hold, Lock re-enters it    mutual-exclusion  15.5 / 49      20.1s
+//	sequence-wrap          reads the last ten characters past the int32 wrap    mutual-exclusion  8.5 / 25       0.7s
+//	closed-retry           retries a closed Conn as a lost connection           liveness          8.5 / 29       4.3s
+//	forget-guid            forgets a lost create's GUID after one listing       liveness          57 / 291       11.2s
+//	reaper-gives-up        the background deletion of a failed release or Lock  liveness          349 / 1394     21.2s
+//	                       gives up after a minute
+//	unlock-trusts-no-node  an Unlock that finds no node calls it released       mutual-exclusion  408.5 / 1907   2.1s
+//	listing-order          takes the listing's order for the queue's            mutual-exclusion  3 / 8          11.3s
+//
+// The last seven are recipe.Mutex's own old defects put back into the
+// queue lock the mutants share (reenter-failed-unlock to
+// unlock-trusts-no-node) and a lock that trusts the listing's order. The
+// mutant locks (mutants.go) keep their own small helpers (pause, a bounded
+// call, a retry loop) beside the recipe's, on purpose: they are
+// independent locks, written as another team would write them, and sharing
+// the recipe's code would make a mutant inherit the very fixes and faults
+// it is there to differ by.
+//
+// The election mutants, and the first-to-create example above:
+//
+//	mutant                        what is wrong                                       detector      cases med/max  wall
+//	election-herd                 candidates watch the directory's children           herd          8.5 / 51       17.6s
+//	election-exists               a candidate leads as soon as its node exists        model         3.5 / 12       1.5s
+//	election-split-brain          a leader never learns its session expired           state-report  70 / 140       4.2s (found first by model)
+//	election-leads-until-expired  a leader leads until it hears its session expired   state-report  122.5 / 546    4.7s
+//	                              (CURATOR-460)
+//	election-stale-observer       an observer stops watching after the first change   convergence   6 / 29         0.2s
+//	first-to-create               waits for a node it made itself                     liveness      7 / 36         —
+//
+// The read/write lock and semaphore mutants break the queue lock's
+// read/write variant and a semaphore without the acquirers' lock;
+// TestSoundQueueRWMutex holds the unbroken variant to the same campaign:
+//
+//	mutant                         what is wrong                                             detector  cases med/max  wall
+//	rw-reader-waits-all            a reader waits for the node just ahead even when a reader liveness  55.5 / 317     20.3s
+//	rw-writer-ignores-readers      a writer waits for writers only                           model     1 / 3          3.7s
+//	rw-readers-watch-first-writer  readers watch the first writer, not the nearest           herd      23.5 / 61      6.0s
+//	sem-count-then-create          counts the leases, then creates its own without counting  model     6.5 / 22       5.0s
+//	sem-watch-directory            waiters keep their nodes and watch the whole directory    herd      26 / 176       5.1s
+//
+// # What the campaigns found
+//
+// recipe.Mutex, recipe.Election, recipe.RWMutex and recipe.Semaphore each
+// survive 20,000 cases with no finding with each of seeds 1 to 5
+// (`go run ./cmd/zkfuzz -recipe=NAME -cases=20000 -seed=N`, 2026-12-02: 15
+// to 51s each, two campaigns sharing two cores). The same command finds,
+// in every one of those five seeds, each of two old defects put back into
+// today's recipe alone: the background deletion that gave up after a
+// minute (liveness, after 67 to 8,321 cases) and an Unlock that took a
+// deletion it heard of during the release for its own Delete's
+// (mutual-exclusion, after 2,347 to 11,487 cases).
+//
+// Along the way the harness found real bugs in recipe.Mutex, each fixed: a
+// watch left on its own node after an expiry; a node stuck first in the
+// queue after a lost create reply; the background cleanup misjudging such
+// a node after a session change; once clients drew every call, a TryLock
+// that read a lagging follower and called a free lock taken, a pending
+// release that a careless caller left in the queue for good, and the
+// orphan reaper retrying a closed Conn for a minute; once the state-report
+// detector checked it, an Unlock whose hold was lost while it waited
+// reporting a pending release in state MutexLost; and once it drew outages
+// of minutes and late watch events, a hold that stayed MutexHeld with its
+// connection down while the watch on its node was being set again (the
+// call blocked the goroutine that polls the connection), and a pending
+// release ended as the Mutex's own when another session had deleted the
+// node before Unlock began (the answer of the Delete it had given up on
+// said "no node"). The first three are kept as fail files that every
+// `go test` replays (cases now draw more, so those files replay other
+// cases than the ones they were saved for).
+//
+// # Coverage
+//
+// `make fuzz-coverage` builds zkfuzz with coverage of package recipe, runs
+// 3,000 cases of each of the four recipes (seed 1; FUZZ_COVERAGE_CASES
+// changes it) and prints go tool cover -func's listing, then the statement
+// coverage over every function and over the functions that matter —
+// String methods and With... option setters left out, and named
+// (cmd/covfigure). With `make fuzz`'s own 2,000 cases a recipe
+// (FUZZ_COVERAGE_CASES=2000, 2026-12-02): 89.0% of recipe's statements over
+// every function, 89.9% over the functions that matter (1,255 of 1,396).
+// The harness as it was before it drew outages of minutes, late events and
+// lagging new sessions reached 90.2% (1,259) of the same code: what the
+// new faults bought is states (the defects above), not statements. The
+// figure moves by a few statements from run to run, as the recipe's own
+// selects pick at random among ready cases. What the campaigns miss is,
+// for the most part, what no client does: bad input (an empty path, a node
+// name with '/', a lock at '/', NewRWMutex's name checks), a ZooKeeper
+// error other than a lost connection or an expiry in the middle of a
+// create, two contenders with one sequence number (only hand-made names
+// have that), races the harness does not draw (a request failing with
+// zk.ErrClosing because Close came while it was on the wire), the RWMutex
+// conveniences the harness reaches through ReadLock and WriteLock, and the
+// semaphore's rarer retries. Every exported method of Mutex is reached, and
+// recipe.Contenders (a client whose TryLock finds the lock taken asks who
+// is ahead, [QueueReader]).
+//
 // # A real ensemble
 //
 // With Config.Servers (the OnEnsemble option) naming an ensemble (loopback
@@ -171,7 +376,8 @@
 // variable, so a test's campaign, and the fail files it replays first, run
 // on the fake in every CI job. cmd/zkfuzz takes the ensemble from
 // ZK_SERVERS and passes it on; a test that wants one does the same (see
-// ensemble.Servers).
+// ensemble.Servers). Under `make test-ensemble` only
+// TestEnsembleFindsTimedWait asks for the ensemble.
 //
 // # Programs
 //
@@ -188,4 +394,118 @@
 // whose timers run on the time package; and running `go test` from the
 // command would need the Go toolchain at run time and could not run a
 // NewLocker the caller passes in.
+//
+// # Many cores, many machines
+//
+// Run, and so zkfuzz, runs cases on every core (Config.Workers, -workers;
+// default GOMAXPROCS). Case k of a campaign is the case rapid.Check would
+// run k-th from the campaign's seed (rapid seeds its i-th check with the
+// seed plus 0+1+…+i), so it is the same case whichever worker runs it; the
+// first failing case by index is the one reported and shrunk, and a
+// campaign prints the same result with one worker or two (cmd/zkfuzz's
+// TestCampaign checks it on a mutant, story and all). On a 2-core machine
+// 4,000 cases of recipe.Mutex (seed 1) took 4.5s with one worker and 2.5s
+// with two, 1.8×.
+//
+// -shard=K/N runs shard K of N: every N-th case index, from K-1. N jobs
+// with the same -seed and -cases run the whole campaign once between them
+// (TestShardsPartitionTheCampaign; TestShards checks that the whole
+// campaign's first failing case is the first of its shards'), and a
+// shard's finding prints the command that replays it, -shard included. A
+// CI matrix, GitHub Actions for one:
+//
+//	jobs:
+//	  fuzz:
+//	    strategy:
+//	      matrix:
+//	        shard: [1, 2, 3, 4]
+//	    runs-on: ubuntu-latest
+//	    steps:
+//	      - uses: actions/checkout@v4
+//	      - uses: actions/setup-go@v5
+//	        with: { go-version: '1.26' }
+//	      - run: go run ./cmd/zkfuzz -recipe=election -cases=200000 -seed=${{ github.run_number }} -shard=${{ matrix.shard }}/4
+//
+// (GitLab's `parallel: 4` gives CI_NODE_INDEX and CI_NODE_TOTAL, which make
+// -shard=$CI_NODE_INDEX/$CI_NODE_TOTAL.) A campaign stops when asked:
+// interrupted, or its context done, it returns within a second with the
+// cases run so far (TestStopsWhenAsked interrupts one of a billion cases).
+//
+// For long unattended runs, Go's own fuzzing engine takes the same cases as
+// a fuzz target, [Fuzz] (rapid's MakeFuzz turns the fuzzer's bytes into the
+// case's draws), with its own parallel workers:
+//
+//	go test ./fuzz -run '^$' -fuzz FuzzRecipeMutex -fuzztime 10m   # -parallel N: how many at once
+//
+// Coverage-guided mutation of rapid's bytes finds bugs far more slowly than
+// the campaign's own draws; it is there for hours, not minutes.
+//
+// # The module's layers
+//
+// Each package of the module may import only the layers below it;
+// TestLayers (layers_test.go) runs go list and fails on any other
+// dependency, on a product package that links testing, and on a package
+// that has no rule yet. Tests are not counted.
+//
+//	layer            packages                                          may import (of this module)
+//	products         zkfake, recipe, linearizability                   nothing; none links testing
+//	the codec        zkfake/jute                                       nothing (no testing)
+//	the fake served  zkfake/wire, cmd/zkfake-server                    zkfake and jute (no testing)
+//	the suite        zkfake/zktest                                     jute only
+//	its targets      zkfake/zktest/fake; zkfake/zktest/ensemble        zkfake, zktest and jute; zktest and jute
+//	harnesses        zkfake/difftest, linearizability/fakelog,         the layers above as each needs
+//	                 zkfake/zkbench, fuzz                              (only zkbench and fuzz use recipe)
+//	commands         cmd/zkfuzz, cmd/zkbench, cmd/zkrecord,            what they run
+//	                 cmd/covfigure
+//
+// The fake and the recipes know nothing of each other: recipe.Conn is the
+// ten *zk.Conn methods the recipes call, which any connection has, and the
+// fake is checked against the whole *zk.Conn method set by its own test.
+// The set the suite checks, zktest.Conn, lives with the suite, as fs.FS
+// beside testing/fstest's checker: the implementations are handed to the
+// suite, not the other way round, so a program that imports zkfake links
+// neither testing nor the suite (fake.NewTarget is to zkfake what
+// net/http/httptest is to net/http).
+//
+// Faults have one vocabulary: the optional interfaces of zktest (Expirer,
+// Partitioner, Crasher, Members, Reconnector, ReplyLoser) return errors, so
+// a client's own goroutine may inject them; an error wrapping
+// errors.ErrUnsupported means the target cannot do it here, and
+// zktest.Require skips the test then. The fake's fake.Env and fake.Faults,
+// the ensemble's ensemble.Env, the linearizability recorder
+// (fakelog.Config.Faults) and this harness's real-ensemble mode all use
+// them; in fake mode the harness calls the fake's own methods, for the
+// faults no real ensemble offers (pauses, lost requests, lagging members).
+// Anything that watches or steers a connection's traffic is a zktest.Wrap
+// with hooks: CountingConn counts with it, this harness gates every request
+// on it.
+//
+// Where new work goes:
+//   - A recipe: files in recipe/ on recipe.Conn alone (add the *zk.Conn
+//     method it needs to that interface); its porcupine model in
+//     linearizability/; its scenarios as zktest.Scenarios in recipe's
+//     tests, run with zktest.RunScenarios on fake.NewTarget() and on
+//     ensemble.NewTarget(...); its mutants in fuzz.
+//   - A fault: the model in zkfake (the pure decision in the core, the
+//     timing in the shell, a method on Server or Conn); an optional
+//     interface in zkfake/zktest/target.go, implemented by fake.Faults and,
+//     where a real ensemble can do it, ensemble.Env.
+//   - A ZooKeeper behaviour: a scenario in
+//     zkfake/zktest/scenario_<area>.go, listed in the package
+//     documentation; it then runs on the fake, over the wire and on the
+//     ensemble. For a request go-zookeeper cannot send, the scenario speaks
+//     the protocol itself (zktest's raw client, on zkfake/jute) over a
+//     connection from an Env that implements zktest.RawDialer — the wire's
+//     targets and the ensemble's — and the in-process fake's Conn gets an
+//     extra method, tested in zkfake.
+//
+// What changed for users when the module took this layout:
+// zkfake.NewTarget and zkfake.ServerOf are fake.NewTarget and
+// fake.ServerOf (zkfake/zktest/fake); zkfake/ensemble is
+// zkfake/zktest/ensemble; recipe.Conn is smaller (a *zk.Conn or
+// *zkfake.Conn passes as before; code that used it as the whole method set
+// takes zktest.Conn, or better an interface of its own); a NewLocker takes
+// a zktest.Conn; the fault methods of an Env return an error instead of
+// taking a testing.TB; fakelog.ServerFaults is fake.Faults;
+// wire.WithTickTime is gone (the listener takes the server's).
 package fuzz

@@ -9,9 +9,9 @@ import (
 	"testing"
 )
 
-// The module's packages are layers (README, "Design"): each may import
-// the packages of the module listed for it here and no other, directly or
-// not, and the packages a program links to serve ZooKeeper or to lock
+// The module's packages are layers (the package documentation, "The
+// module's layers"): each may import the packages of the module listed
+// for it here and no other, directly or not, and the packages a program links to serve ZooKeeper or to lock
 // (zkfake, zkfake/wire and its codec zkfake/jute, recipe, linearizability
 // and the server command) link no test machinery. TestLayers holds the tree to it, and fails on a
 // package that has no rule yet, so that a new one is placed on purpose.

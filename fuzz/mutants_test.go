@@ -57,8 +57,9 @@ func builtins() map[string]fuzz.Target {
 // mutant, with each of the seeds TestMutantsFound tries. The budgets are
 // about three times the most cases it took over the five seeds, and never
 // more than 2,000; those measured since the faults of minutes came, over
-// the 20 seeds of the README's table (check-then-create, the last three
-// mutants' and election-stale-observer's).
+// the 20 seeds of the package documentation's mutant tables
+// (check-then-create, the last three mutants' and
+// election-stale-observer's).
 var mutantBudgets = map[string]int{
 	"herd":                  30,
 	"wrong-watch":           20,

@@ -12,8 +12,8 @@ import (
 // TestMutantTable measures how many cases the campaign takes to find each
 // mutant (and each example's recipe) by its own detector, at most 3,000 a
 // seed, over ZKFUZZ_TABLE_SEEDS seeds (20 in the long tier unless it is
-// set), and prints the README's table rows: the median and the most over
-// the seeds. Every seed must find every mutant.
+// set), and prints the rows of the package documentation's mutant
+// tables: the median and the most over the seeds. Every seed must find every mutant.
 //
 //	ZKFUZZ_TABLE_SEEDS=20 go test ./fuzz -run TestMutantTable -v
 func TestMutantTable(t *testing.T) {

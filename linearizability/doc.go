@@ -30,7 +30,22 @@
 //     what its session already wrote or saw, nor than the state when the
 //     session's last sync was served.
 //
-// [Check] runs a porcupine model of the caller's own over a history.
+// The models in more detail. CheckMutex's writes make fencing visible: a
+// paused holder whose session expired and that writes afterwards is
+// illegal unfenced, and legal when its stale token is refused. In
+// CheckElection, Campaign, Resign and LeaderWrite are the lock's Acquire,
+// Release and Write, so at most one leader at a time and tokens that grow
+// with every leader; Observe may read a stale leader, but a session never
+// sees an older epoch after a newer one, nor a leader not elected yet.
+// CheckRWMutex allows any number of sessions on the read side or one on
+// the write side, never both, not even one session on both; a refused
+// acquisition claims the lock was taken at some instant of the call.
+// CheckSemaphore's TryAcquire answering none free claims all Max were held
+// at some instant of the call.
+//
+// [Check] runs a porcupine model of the caller's own over a history
+// ([ElectionModel], [RWMutexModel] and [SemaphoreModel] are the package's),
+// with the faults kept for the report.
 //
 // All return a [Result] whose outcome is [Ok], [Illegal] or [Unknown] (the
 // check ran out of time). [Result.WriteReport] writes porcupine's HTML

@@ -18,11 +18,92 @@
 // session expiry, reconnect rounds, TTL and container reaping — run on
 // virtual time, so a 30-second session timeout passes at once.
 //
-// Faults come on demand: Server.Expire, Conn.Partition and Conn.Heal,
-// Server.LoseReplies and Server.LoseRandomReplies, Conn.Crash, Conn.Pause
-// and Conn.Resume, and, with WithEnsemble, lagging followers
-// (Server.SetLagging). Each shows the client what go-zookeeper shows it: the
-// same session events, errors, re-armed watches and new session ids.
+// # Faults
+//
+// Faults come on demand, and each shows the client what go-zookeeper shows
+// it: the same session events, errors, re-armed watches and new session
+// ids.
+//
+//   - Session expiry, server side: Server.Expire(sessionID). Ephemerals
+//     go, watchers are told; the client sees StateExpired, its watches end
+//     with zk.ErrSessionExpired, and the same *Conn carries on with a new
+//     session id.
+//   - Partition: Conn.Partition and Conn.Heal. Nothing happens until two
+//     thirds of the timeout (go-zookeeper's read deadline), then
+//     StateDisconnected; in-flight calls fail with zk.ErrConnectionClosed,
+//     queued ones with zk.ErrNoServer each second. Healed within the
+//     timeout the session resumes and missed watch events fire
+//     (setWatches); healed later it has expired.
+//   - Lost request or reply: Server.LoseReplies(ReplyLoss{Op, PathPrefix,
+//     SessionID, Nth, Applied}) and Server.LoseRandomReplies(rate). The
+//     call fails with zk.ErrConnectionClosed; with Applied the write
+//     happened anyway (a "ghost" node).
+//   - Client crash: Conn.Crash. Blocked and later calls return
+//     zk.ErrConnectionClosed, so the client's goroutines end; the server
+//     expires the session after the timeout.
+//   - Process pause: Conn.Pause and Conn.Resume. Nothing happens while
+//     paused (no pings, no timers); the server expires the session, and on
+//     resume the client learns it.
+//   - Lagging followers: WithEnsemble(3), WithMember(i),
+//     Server.SetLagging(i, true), Server.CatchUp(i). Reads from a lagging
+//     member are stale and its watches fire late, but never older than the
+//     last reply the session read (its own writes included, unless their
+//     reply was lost) nor than the session's creation (a member answers a
+//     new session once it has applied its createSession, even after an
+//     expiry made the client forget every zxid); Sync catches it up.
+//   - Member stopped and started: Server.StopMember(i),
+//     Server.StartMember(i) (with WithEnsemble). The member's clients
+//     reconnect to another member with their sessions (those connected
+//     WithMember(i) wait for it); without a majority nobody is served (a
+//     client back from a pause or a partition dials again; a new one gets
+//     its session once the quorum is back) and no session expires.
+//   - Reconnect onto another member: Conn.ReconnectTo(i) (with
+//     WithEnsemble). The client's next reconnect, whatever causes it, goes
+//     to member i, which first catches up with the last zxid the client
+//     read, as a server refuses a client that has seen more than it has; a
+//     write whose reply was lost is not among them, so it may be missing
+//     there until the member catches up.
+//
+// With WithSeed(n) every choice the server draws (session ids,
+// protected-create GUIDs, random losses, and with WithShuffledChildren the
+// order of every listing) is seeded, and under synctest the same scenario
+// gives the same event log (Server.Log) byte for byte. Programs that cannot
+// run in a bubble can use WithManualClock(start) and Server.FastForward(d).
+//
+// To look inside: Server.Dump, Server.Sessions, Server.Ephemerals,
+// Server.WatchCount, Server.TotalWatches, Server.DeliveredEvents and
+// Server.Log.
+//
+// To reach a state a real server takes too long to reach,
+// Server.SetSequence(path, n) makes the next sequential child of path take
+// the number n. ZooKeeper's counter is a signed 32-bit integer printed as
+// %010d, so SetSequence(dir, math.MaxInt32-1) and three creates give
+// x2147483646, x2147483647 and x-2147483648, which sorts first.
+// WithSequenceStart(n) starts the counter of every node created afterwards
+// at n, for a recipe whose directories a test cannot name in advance.
+//
+// # ZooKeeper 3.8's requests go-zookeeper cannot send
+//
+// The extras answer with ZooKeeper 3.8.0's semantics and errors: AddWatch
+// (persistent and recursive watches, on a channel that delivers every event
+// in order), RemoveWatches and CheckWatches (ErrNoWatcher; removed
+// watches' channels end with the DataWatchRemoved, ChildWatchRemoved or
+// PersistentWatchRemoved event the Java client raises itself), MultiRead,
+// GetEphemerals, GetAllChildrenNumber, WhoAmI and Create2 (the stat with
+// the create). Code that takes a *zk.Conn cannot call them; a test that
+// holds the *Conn can, and zkfake/wire serves them to any client. The
+// server's surprises are kept, each checked against a real ensemble by the
+// conformance suite's ops and persistent scenarios: CheckWatches finds any
+// session's watch on the path, not only the caller's; a GetW on a path
+// watched persistently makes the data half of that watch one-shot again; a
+// reconnect re-arms persistent watches without telling what changed
+// meanwhile.
+//
+// Code that takes a *zk.Conn itself — go-zookeeper's own zk.Lock, and much
+// production code — cannot be handed a *Conn; wire.ServePipe serves the
+// fake to the real client over in-memory pipes instead (see zkfake/wire).
+//
+// # Design
 //
 // The design follows etcd's raft: the tree, the session table and the watch
 // table are plain data changed by pure functions (state.go, tree.go,

@@ -109,7 +109,8 @@ const mutantBudget = 3000
 // seeds, on the fake, and returns a row for each: the median and the most
 // cases to the first finding (whichever detector finds it), and the median
 // wall time to it, shrinking left out (a shrink of 1ms). These are the
-// README's mutant table, made by the command.
+// counts of the fuzz package documentation's mutant tables, made by the
+// command over fewer seeds.
 func findMutants(ctx context.Context, seeds int, progress io.Writer) (rows []row, command string, notes []string) {
 	command = fmt.Sprintf("for each m in targets.Mutants(), seed in 1..%d: fuzz.Run(ctx, m.Target, fuzz.WithCases(%d), fuzz.WithSeed(seed), fuzz.WithShrinkTime(time.Millisecond), fuzz.WithoutFailFile(), m.Options...)", seeds, mutantBudget)
 	for _, m := range targets.Mutants() {

@@ -19,6 +19,10 @@
 //     and crashes through [zktest.Faults]. It runs against anything that hands out
 //     a [zktest.Conn]: the fake, or a real ensemble.
 //
+// Settling is what makes fake-mode checks fast: a 1,000-op history with 23
+// unknown outcomes took 15.3 s to check unsettled and 10 ms settled
+// (go test ./linearizability/fakelog -run '^$' -bench CheckRecorded).
+//
 // In fake mode, run [Record] inside a testing/synctest bubble, so that
 // session timeouts and reconnect rounds pass in virtual time; with
 // [Config.Lockstep] it is also deterministic: the same seed gives the same

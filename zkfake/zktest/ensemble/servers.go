@@ -11,6 +11,57 @@
 // Faults are injected by a loopback TCP proxy that this package puts between
 // each client and the servers: Partition cuts a client off, Heal lets it back,
 // and Expire holds the client off until the ensemble has expired its session.
+//
+// # The ensemble
+//
+// `make test-ensemble` uses an ensemble that already serves, or starts one
+// (client ports 22181-22183; Debian's zookeeper package, installed if
+// missing, which needs root) and stops it again afterwards, pass or fail.
+// It runs `go test -count=1 -p 1 ./...`: some scenarios check that each
+// write takes exactly the next zxid, which holds only while nothing else
+// writes, so keep the ensemble to yourself while testing. It runs without
+// -race: go-zookeeper v1.0.4 has a data race of its own on reconnect
+// (sendSetWatches reads lastZxid while the new connection's recvLoop
+// writes it; go-zookeeper/zk#35), which real reconnects with watches set
+// trigger about every other run; `make test` runs the project's own code
+// with -race.
+//
+// By hand, .ci/ensemble has up (prints the connect string), down, status,
+// leader, stop-member N, start-member N and settings:
+//
+//	ZK_SERVERS=$(.ci/ensemble up) go test ./recipe/
+//
+// Its tick is 200ms, so negotiated session timeouts are clamped to
+// 400ms..4s. Its members skip fsync and compile with C1 only, which suits
+// tests on a small shared machine; ZKSIM_ENSEMBLE_DURABLE=1 .ci/ensemble up
+// starts them with ZooKeeper's and Java's defaults instead (fsync on every
+// transaction, C2), as a production ensemble runs.
+// ZKSIM_ENSEMBLE_CLIENT_PORT and ZKSIM_ENSEMBLE_DIR run a second ensemble
+// beside the first.
+//
+// # Scenarios on both sides
+//
+// Scenarios written against zktest.Env, as zktest.Scenarios, run on both:
+// zktest.RunScenarios(t, fake.NewTarget(), mine), and the same with
+// NewTarget(Servers(t)) in its place. On the ensemble each scenario gets a
+// fresh base znode, removed afterwards, and its sessions share a home
+// member, so one sees another's writes as on the fake; Env.ConnectTo(t,
+// member, timeout) puts a session on a chosen member. The proxy stands in
+// front of each session: Partition closes the client's connection and
+// refuses its reconnects until Heal; Expire holds the client off until
+// every member has applied the session's expiry, then lets it through, and
+// the client sees StateExpired and then a new session on the same
+// *zk.Conn.
+//
+// What runs in this mode: the conformance suite (this package's
+// TestConformance), the recipes' scenarios (package recipe), the
+// differential test (zkfake/difftest: seeded op sequences run on both
+// sides and compared, and `make record` to re-record the corpus that every
+// `make test` replays on the fake), linearizability checks of histories
+// recorded on the ensemble (linearizability, linearizability/fakelog), and
+// the benchmarks' sanity checks. CI runs .ci/run: it installs ZooKeeper if
+// it is missing, runs `make test`, `make test-long` and `make
+// test-ensemble`, and stops what it started.
 package ensemble
 
 import (
