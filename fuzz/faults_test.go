@@ -16,7 +16,7 @@ func TestSoundQueueLock(t *testing.T) {
 }
 
 // TestModeIsExplicit checks that the environment does not choose the
-// mode: with ZK_SERVERS naming an ensemble that is not there, CheckMutex
+// mode: with ZK_SERVERS naming an ensemble that is not there, Check
 // still runs its cases on the fake (on the ensemble, it would fail to
 // connect).
 func TestModeIsExplicit(t *testing.T) {

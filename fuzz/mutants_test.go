@@ -121,10 +121,10 @@ func mutantSeeds() uint64 {
 	return 5
 }
 
-// TestMutantsFound runs the campaign CheckMutex runs against each mutant,
+// TestMutantsFound runs the campaign Check runs against each mutant,
 // with mutantSeeds seeds, and checks that every seed finds the mutant within its
 // budget with the detector the mutant's mistake calls for. The cases are
-// the very ones CheckMutex would run; only the failing is left out, so
+// the very ones Check would run; only the failing is left out, so
 // that the count of cases to the first finding can be read. A mutant whose
 // mistake also trips other detectors (Mutant.Also) is counted by its own.
 func TestMutantsFound(t *testing.T) {
@@ -190,12 +190,12 @@ func TestSameSeedSameHistory(t *testing.T) {
 	}
 }
 
-// TestHelperCheckMutex is run by TestCheckMutexFailsAndReplays in a child
+// TestHelperCheck is run by TestCheckFailsAndReplays in a child
 // process, where failing is its purpose.
-func TestHelperCheckMutex(t *testing.T) {
+func TestHelperCheck(t *testing.T) {
 	name := os.Getenv("ZKFUZZ_HELPER_MUTANT")
 	if name == "" {
-		t.Skip("runs only as TestCheckMutexFailsAndReplays's child")
+		t.Skip("runs only as TestCheckFailsAndReplays's child")
 	}
 	m, ok := mutantOrExample(name)
 	if !ok {
@@ -204,7 +204,7 @@ func TestHelperCheckMutex(t *testing.T) {
 	fuzz.Check(t, m.Target, append(m.Options, fuzz.WithHTMLDir(os.Getenv("ZKFUZZ_HELPER_HTML")))...)
 }
 
-// TestCheckMutexFailsAndReplays runs CheckMutex against every mutant in a
+// TestCheckFailsAndReplays runs Check against every mutant in a
 // child test process, in a directory of its own, and checks what a person
 // gets: the test fails naming the mutant's detector, with the shrunk
 // story, the HTML report written where asked, and rapid's fail file under
@@ -212,7 +212,7 @@ func TestHelperCheckMutex(t *testing.T) {
 //
 // The fast tier runs one mutant for each detector that finds one; the
 // long tier runs them all.
-func TestCheckMutexFailsAndReplays(t *testing.T) {
+func TestCheckFailsAndReplays(t *testing.T) {
 	if testing.Short() {
 		t.Skip("shrinks findings of mutants in child processes")
 	}
@@ -226,9 +226,9 @@ func TestCheckMutexFailsAndReplays(t *testing.T) {
 			t.Parallel()
 			dir, html := t.TempDir(), t.TempDir()
 			child := func(args ...string) (string, error) {
-				cmd := exec.Command(os.Args[0], append([]string{"-test.run=^TestHelperCheckMutex$", "-rapid.shrinktime=3s"}, args...)...)
+				cmd := exec.Command(os.Args[0], append([]string{"-test.run=^TestHelperCheck$", "-rapid.shrinktime=3s"}, args...)...)
 				cmd.Dir = dir
-				// ZK_SERVERS names no ensemble that answers: CheckMutex
+				// ZK_SERVERS names no ensemble that answers: Check
 				// must not look at it.
 				cmd.Env = append(withoutServers(os.Environ()), "ZKFUZZ_HELPER_MUTANT="+m.Name, "ZKFUZZ_HELPER_HTML="+html, ensemble.ServersEnv+"=127.0.0.1:1")
 				out, err := cmd.CombinedOutput()
@@ -237,7 +237,7 @@ func TestCheckMutexFailsAndReplays(t *testing.T) {
 			out, err := child(fmt.Sprintf("-rapid.checks=%d", mutantBudgets[m.Name]), "-rapid.seed=1")
 			var exit *exec.ExitError
 			if !errors.As(err, &exit) {
-				t.Fatalf("CheckMutex did not fail the test (%v):\n%s", err, out)
+				t.Fatalf("Check did not fail the test (%v):\n%s", err, out)
 			}
 			detector := m.Detector
 			for _, also := range m.Also {
@@ -257,9 +257,9 @@ func TestCheckMutexFailsAndReplays(t *testing.T) {
 			if _, err := os.Stat(report[1]); err != nil {
 				t.Fatal(err)
 			}
-			files, _ := filepath.Glob(filepath.Join(dir, "testdata", "rapid", "TestHelperCheckMutex", "*.fail"))
+			files, _ := filepath.Glob(filepath.Join(dir, "testdata", "rapid", "TestHelperCheck", "*.fail"))
 			if len(files) != 1 {
-				t.Fatalf("want one fail file under testdata/rapid/TestHelperCheckMutex, have %v:\n%s", files, out)
+				t.Fatalf("want one fail file under testdata/rapid/TestHelperCheck, have %v:\n%s", files, out)
 			}
 			// A plain rerun, without the seed, replays the fail file
 			// before anything else, and fails at once — on the fake, even

@@ -56,7 +56,7 @@ func RecipeElection(conn zktest.Conn, path string) Elector {
 const electionPath = "/elections/leader"
 
 // Election is the Target of a leader election, described as a Recipe (its
-// source is the example of a description to follow). Client 1 observes:
+// source is the example of a description to follow). Client 0 observes:
 // it follows Observe's stream and reads its latest value. The others are
 // candidates: they Campaign; once elected they write to the fenced
 // resource with their token, and Resign; any of them may read Leader.
