@@ -9,84 +9,11 @@ import (
 	"github.com/zksim/zksim/linearizability"
 	"github.com/zksim/zksim/recipe"
 	"github.com/zksim/zksim/zkfake"
-	"github.com/zksim/zksim/zkfake/zktest"
 )
 
-// The optional behaviours of a lock. A client asks its locker only for
-// what the locker offers: the Locker interface stays small, and a lock
-// that has no TryLock, say, is simply never asked for one.
-
-// TryLocker is a Locker that can take the lock only if it is free now,
-// without queueing: TryLock returns false when someone else holds it.
-type TryLocker interface {
-	TryLock(ctx context.Context) (bool, error)
-}
-
-// ContextUnlocker is a Locker whose Unlock can be bounded by a context.
-// An UnlockContext that returns an error may have left the release
-// pending; the client then either calls it again or, as a careless caller
-// would, carries on and calls Lock.
-type ContextUnlocker interface {
-	UnlockContext(ctx context.Context) error
-}
-
-// Reentrant is a Locker whose Lock, on a handle that holds the lock,
-// counts up and returns at once, and whose Unlock counts down and releases
-// only at zero. Reentrant reports whether it is (a wrapper may forward the
-// method of a lock that is not).
-type Reentrant interface {
-	Reentrant() bool
-}
-
-// SharedHandle is a Locker whose one handle goroutines may share, calling
-// it at the same time (recipe.Mutex is safe for concurrent use). A client
-// of such a lock may call Unlock from two goroutines at once, as a program
-// whose deferred Unlock races an explicit one does. SharedHandle reports
-// whether it is.
-type SharedHandle interface {
-	SharedHandle() bool
-}
-
-// QueueReader is a Locker that can list the lock's contenders, the holder
-// first (recipe.Contenders). A client whose TryLock finds the lock taken
-// asks it who is ahead, as a program that logs who holds a lock does.
-type QueueReader interface {
-	Contenders() ([]string, error)
-}
-
-// RecipeMutex is the NewLocker of the project's own lock, recipe.Mutex,
-// which offers every optional behaviour.
-// In a case its nodes carry the client's name, as kazoo's identifier does,
-// for whoever reads the tree, and the harness listens to the changes of
-// state of every other client's lock (see StateReporter).
-func RecipeMutex(conn zktest.Conn, path string) Locker {
-	var opts []recipe.MutexOption
-	if g, ok := conn.(*gatedConn); ok {
-		// The data keeps the 1-based name the story once used, so that
-		// the cases write what they always wrote.
-		opts = append(opts, recipe.WithNodeData(fmt.Appendf(nil, "client %d", g.inc.slot.id+1)))
-		if g.inc.slot.id%2 == 0 {
-			// Clients 1, 3, 5... listen, as a program that stops work
-			// while its hold is suspended does; the others do not.
-			g.inc.heard.on = true
-			opts = append(opts, recipe.WithStateListener(g.inc.heard.hear))
-		}
-	}
-	return recipeMutex{recipe.NewMutex(conn, path, opts...), conn}
-}
-
-// recipeMutex is a recipe.Mutex that says it is reentrant.
-type recipeMutex struct {
-	*recipe.Mutex
-	conn zktest.Conn
-}
-
-func (recipeMutex) Reentrant() bool { return true }
-
-func (recipeMutex) SharedHandle() bool { return true }
-
-func (m recipeMutex) Contenders() ([]string, error) { return recipe.Contenders(m.conn, m.Path()) }
-
+// This file is how a lock client calls its locker: the ways a move lets it
+// take its step (how), with and without deadlines, and what the harness
+// does around the calls.
 // how is the way a client takes the step of its loop that a move lets it
 // take, drawn with the move. Zero, where shrinking goes, is the plain way.
 type how uint8
@@ -303,7 +230,7 @@ func (h *harness) touchNode(s *slot, write bool) {
 	inc := s.inc
 	// A Recipe's model knows nothing of nodes deleted behind a client's
 	// back (a lock's has Revoke): its nodes are written to instead.
-	write = write || !h.e.sub.isLock()
+	write = write || !h.sub.isLock()
 	session := inc.conn.SessionID()
 	nodes := h.nodesOf(session)
 	// Without a quorum nobody deletes or writes anything.
@@ -413,7 +340,7 @@ func (h *harness) checkClosedConn(s *slot) {
 		return
 	}
 	if inc.callsAfterClose++; inc.callsAfterClose > closedCallLimit {
-		in := "a goroutine of its " + h.e.sub.handleName()
+		in := "a goroutine of its " + h.sub.handleName()
 		if call := s.inCall(); call != "" {
 			in = "its " + call
 		}

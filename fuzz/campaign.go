@@ -1,8 +1,6 @@
 package fuzz
 
 import (
-	"flag"
-	"fmt"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -14,20 +12,12 @@ import (
 // This file is Run's campaign: its cases by index, on as many workers as
 // asked, one slice of them if the campaign is sharded.
 //
-// Case k is the case rapid.Check runs k-th from the campaign's seed: rapid
-// seeds its i-th check with the seed plus 0+1+...+i, so case k's seed is
-// Seed + k(k+1)/2, and rapid.Check with that seed and one check runs it
-// alone. A case thus depends on the campaign's seed and its index only,
-// whichever worker or shard runs it, and the first failing case by index
-// is the same with one worker or many. Once the cases up to it have run,
-// the campaign runs it again, alone, through rapid.Check, which shrinks it
-// and writes the fail file as a test's campaign does.
-
-// caseSeed is the seed rapid.Check gives the case of index k.
-func caseSeed(seed uint64, k int) uint64 {
-	n := uint64(k)
-	return seed + n*(n+1)/2
-}
+// Case k of the campaign is the case rapid.Check runs k-th from its seed
+// (caseSeed, in shim.go), so it depends on the campaign's seed and its
+// index only, whichever worker or shard runs it, and the first failing
+// case by index is the same with one worker or many. Once the cases up to
+// it have run, the campaign runs it again, alone, through rapid.Check,
+// which shrinks it and writes the fail file as a test's campaign does.
 
 // shardCases describes the cases shard (from 1) of shards runs, of a
 // campaign of cases: every shards-th index, from shard-1, so that each
@@ -51,19 +41,6 @@ type caseOutcome struct {
 	steps   int
 	tally   Faults
 	finding *Finding
-}
-
-// flagsMu guards rapid's flags while a case's rapid.Check reads them: a
-// worker holds it from setting the seed until rapid calls its property,
-// by which time rapid has read every flag it reads before a failure.
-var flagsMu sync.Mutex
-
-// setFlag sets one of rapid's flags; the caller holds flagsMu, or runs
-// alone.
-func setFlag(name, value string) {
-	if err := flag.Set(name, value); err != nil {
-		panic(fmt.Sprintf("fuzz: setting -%s: %v", name, err))
-	}
 }
 
 // campaignResult is what the campaign found.

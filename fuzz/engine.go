@@ -100,7 +100,7 @@ func (e *engine) property(t *rapid.T) {
 // and returns it with its finding, if any.
 func (e *engine) runAndCheck(t *rapid.T) (*caseResult, *Finding) {
 	var c *caseResult
-	rapid.SyncTest(t, func(t *rapid.T) { c = runCase(t, e) })
+	rapid.SyncTest(t, func(t *rapid.T) { c = runCase(t, e.sub, e.cfg, e.lagFromStart) })
 	e.steps.Add(int64(c.steps))
 	if e.onCase != nil {
 		e.onCase(c)

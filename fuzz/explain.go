@@ -3,10 +3,8 @@ package fuzz
 import (
 	"fmt"
 	"sort"
-	"time"
 
 	"github.com/zksim/zksim/linearizability"
-	"github.com/zksim/zksim/zkfake"
 )
 
 // A finding's summary says in one sentence what went wrong, naming the
@@ -23,24 +21,6 @@ import (
 // whose outcome is unknown (every release is checked that way) joins once
 // it was called, since it can only add ways to order the rest.
 
-// stepAt returns the story's number for the step that was under way at
-// virtual instant d since the case began.
-func (h *harness) stepAt(d time.Duration) int {
-	i := sort.Search(len(h.story), func(i int) bool { return h.story[i].at > d })
-	return max(i, 1)
-}
-
-// stampStep returns the story's number for the step of a timestamp of the
-// case's history.
-func (h *harness) stampStep(stamp int64) int {
-	return h.stepAt(h.rec.Reading(stamp).Sub(h.start))
-}
-
-// instantStep returns the story's number for the step of an instant.
-func (h *harness) instantStep(i linearizability.Instant) int {
-	return h.stepAt(i.Time().Sub(h.start))
-}
-
 // opStep returns the story's number for the step in which operation i of
 // the history took effect as porcupine orders it: for a Lock, the step in
 // which it returned (the story tells the client holding a move or so
@@ -52,70 +32,6 @@ func (c *caseResult) opStep(i int) int {
 		return c.h.stampStep(op.Return)
 	}
 	return c.h.stampStep(op.Call)
-}
-
-// porcClient names the client whose row in the history is id.
-func (h *harness) porcClient(id int) string {
-	if inc := h.rowInc(id); inc != nil {
-		return incName(inc)
-	}
-	return fmt.Sprintf("row %d", id)
-}
-
-// rowInc returns the process whose row in the history is id, nil if it is
-// no process's.
-func (h *harness) rowInc(id int) *incarnation {
-	if row, ok := h.rec.Client(id); ok {
-		for _, inc := range h.incs {
-			if inc.row == row {
-				return inc
-			}
-		}
-	}
-	return nil
-}
-
-// incName names an incarnation as the story does.
-func incName(inc *incarnation) string {
-	return restartedName(inc.slot.id, inc.n-1)
-}
-
-// withToken renders " with token N", or nothing for a locker without tokens.
-func withToken(token int64) string {
-	if token == 0 {
-		return ""
-	}
-	return fmt.Sprintf(" with token %d", token)
-}
-
-// entered says in which step of the story inc entered the critical section
-// of the hold it has (the harness records the hold as it lets the client
-// in), and with which token: those of its last successful acquisition.
-func (h *harness) entered(inc *incarnation) (step int, token int64) {
-	ops := h.rec.History().Operations
-	for i := len(ops) - 1; i >= 0; i-- {
-		if _, out, ok := hold(ops[i]); ok && h.rowInc(ops[i].ClientID) == inc {
-			if i >= len(h.opSteps) {
-				break
-			}
-			return h.opSteps[i], out.Token
-		}
-	}
-	return 0, 0
-}
-
-// definite reports whether op's outcome is known: it took effect between
-// its call and its return, as its output says. Any other output (none, or
-// one that says the outcome is unknown) leaves it open.
-func definite(op linearizability.Operation) bool {
-	if op.Return == linearizability.Never {
-		return false
-	}
-	switch op.Output.(type) {
-	case linearizability.MutexOutput, struct{}:
-		return true
-	}
-	return false
 }
 
 // claim reports whether op says something about the lock's state that can
@@ -275,46 +191,6 @@ func (c *caseResult) explainWrite(ops []linearizability.Operation, from []int, k
 	return fmt.Sprintf("%s wrote to the protected resource at step %d%s%s%s, and %s", who, step, withToken(in.Token), expired, other, verdict)
 }
 
-// expiryStep returns the story's number for the step in which the server
-// expired session (or closed it), 0 if it has not.
-func (h *harness) expiryStep(session int64) int {
-	for _, r := range h.srv.Log() {
-		if r.Session == session && r.Kind == zkfake.RecordSession && (r.Op == "expireSession" || r.Op == "closeSession") {
-			return h.stepAt(r.Time.Sub(h.start))
-		}
-	}
-	return 0
-}
-
-// endedHow says how the server ended session, as its log tells: "expired",
-// or "been closed" for a session its client closed. The history records
-// both as a SessionExpiry, and expiryStep finds either.
-func (h *harness) endedHow(session int64) string {
-	for _, r := range h.srv.Log() {
-		if r.Session == session && r.Kind == zkfake.RecordSession && r.Op == "closeSession" {
-			return "been closed"
-		}
-		if r.Session == session && r.Kind == zkfake.RecordSession && r.Op == "expireSession" {
-			return "expired"
-		}
-	}
-	return "expired"
-}
-
-// otherHolder says who else holds the lock as s writes: ", while client N
-// had held since step M with token T", or nothing.
-func (h *harness) otherHolder(s *slot) string {
-	live := h.liveSessions()
-	for _, o := range h.slots {
-		if o == s || !o.inCS || !live[o.holdSession] {
-			continue
-		}
-		step, token := h.entered(o.inc)
-		return fmt.Sprintf(", while %s had been in its critical section since step %d%s", o.name(), step, withToken(token))
-	}
-	return ""
-}
-
 // staleToken says that who acquired with a token no newer than one another
 // client got before.
 func staleToken(who string, step int, token int64, before string, beforeStep int, beforeToken int64) string {
@@ -327,17 +203,6 @@ func staleToken(who string, step int, token int64, before string, beforeStep int
 func heldMeanwhile(who string, step int, token int64, holder string, since int, holderToken, session int64) string {
 	return fmt.Sprintf("%s acquired at step %d%s while %s had held since step %d%s, had not called Unlock, and its session %#x had neither expired nor been closed",
 		who, step, withToken(token), holder, since, withToken(holderToken), session)
-}
-
-// hold reports whether op is an acquisition that took the lock, with a
-// definite outcome.
-func hold(op linearizability.Operation) (linearizability.MutexInput, linearizability.MutexOutput, bool) {
-	in, ok := op.Input.(linearizability.MutexInput)
-	out, done := op.Output.(linearizability.MutexOutput)
-	if !ok || !done || !out.OK || !definite(op) || (in.Op != linearizability.Acquire && in.Op != linearizability.TryLock) {
-		return in, out, false
-	}
-	return in, out, true
 }
 
 // plainly looks for what breaks the history without porcupine's help,

@@ -1,39 +1,10 @@
 package fuzz
 
 import (
-	"context"
 	"fmt"
-	"io"
 	"strings"
-	"testing"
 	"time"
-
-	"github.com/zksim/zksim/zkfake/zktest"
-	"pgregory.net/rapid"
 )
-
-// Locker is the lock under test: what a simulated client calls in its loop
-// of Lock, critical section, Unlock. Lock must return once ctx is done.
-type Locker interface {
-	Lock(ctx context.Context) error
-	Unlock() error
-}
-
-// NewLocker makes the Locker one client uses, on that client's connection,
-// for the lock whose nodes live under path. It is called on the client's
-// own goroutine, so it may talk to the server, but most lockers (like
-// recipe.NewMutex) wait for Lock to do so.
-type NewLocker func(conn zktest.Conn, path string) Locker
-
-// Fencer is a Locker that hands out fencing tokens, as recipe.Mutex does.
-// When a case checks fencing, a holder writes to the protected resource with
-// Token; the resource refuses a token older than the newest it has
-// accepted, so a holder whose session expired behind its back cannot
-// overwrite a newer holder's work. Token returns 0 when the locker knows it
-// does not hold the lock; the client then skips its write.
-type Fencer interface {
-	Token() int64
-}
 
 // Detector names what a Finding violates.
 type Detector string
@@ -118,138 +89,6 @@ const (
 	// FencingNever makes no case check fencing.
 	FencingNever
 )
-
-// config is a campaign's settings, as its Options set them; the zero
-// value, normalized, is the default campaign.
-type config struct {
-	Name          string
-	Cases         int
-	Seed          uint64
-	Clients       int
-	Steps         int
-	Workers       int
-	Shard, Shards int
-	Fencing       FencingChecks
-	HTMLDir       string
-	NoFailFile    bool
-	ShrinkTime    time.Duration
-	Progress      func(Progress)
-	Output        io.Writer
-	Servers       []string
-}
-
-// Option sets one thing about a campaign: Check, Run and Fuzz take them,
-// and a campaign without any is the default one. Options that only Run
-// heeds say so; a test's Check takes its count of cases and its seed from
-// rapid's flags instead.
-type Option func(*config)
-
-// WithName names the campaign: the test name rapid reports and the
-// directory of its fail files (testdata/rapid/<name>/, relative to the
-// working directory). Default "zkfuzz". Run only.
-func WithName(name string) Option { return func(c *config) { c.Name = name } }
-
-// WithCases sets how many cases Run tries before it gives up looking
-// (default 100). Check takes it from -rapid.checks instead.
-func WithCases(n int) Option { return func(c *config) { c.Cases = n } }
-
-// WithSeed seeds the campaign; 0, the default, picks one at random
-// (Report.Seed tells which). Check takes it from -rapid.seed instead.
-func WithSeed(seed uint64) Option { return func(c *config) { c.Seed = seed } }
-
-// WithClients sets the most clients a case runs, from 2 to 8 (default
-// 5); each case draws how many, from 2 up to this.
-func WithClients(n int) Option { return func(c *config) { c.Clients = n } }
-
-// WithSteps sets the most actions a case's schedule holds (default 80).
-func WithSteps(n int) Option { return func(c *config) { c.Steps = n } }
-
-// WithWorkers sets how many cases Run runs at once (default GOMAXPROCS).
-// Case k of a campaign is the same case whichever worker runs it, and the
-// first failing case by index is the one reported, so the report is the
-// same with one worker or many. Check runs its cases one after another.
-func WithWorkers(n int) Option { return func(c *config) { c.Workers = n } }
-
-// WithShard makes Run run one slice of the campaign's cases: shard (from
-// 1) of shards takes every shards-th case index, from shard-1. Shards
-// together run each case once, so a CI matrix of shards jobs, each with
-// the same seed and count of cases, runs one campaign; a shard's finding
-// replays with its own shard, shards, seed and count of cases.
-func WithShard(shard, shards int) Option {
-	return func(c *config) { c.Shard, c.Shards = shard, shards }
-}
-
-// WithFencing sets whether cases check fencing (default FencingDrawn).
-func WithFencing(f FencingChecks) Option { return func(c *config) { c.Fencing = f } }
-
-// WithHTMLDir sets where porcupine's HTML reports go; default
-// linearizability.DefaultReportDir().
-func WithHTMLDir(dir string) Option { return func(c *config) { c.HTMLDir = dir } }
-
-// WithoutFailFile stops Run from writing rapid's fail file.
-func WithoutFailFile() Option { return func(c *config) { c.NoFailFile = true } }
-
-// WithShrinkTime bounds the time rapid spends shrinking a failing case
-// (default 30s, rapid's own). Run only; a test's Check takes it from
-// -rapid.shrinktime.
-func WithShrinkTime(d time.Duration) Option { return func(c *config) { c.ShrinkTime = d } }
-
-// WithProgress has Run call fn about four times a second, and once at
-// the end, with the campaign's progress so far.
-func WithProgress(fn func(Progress)) Option { return func(c *config) { c.Progress = fn } }
-
-// WithOutput sends what the testing package and rapid print while Run
-// works (rapid's own account of a failure, how to replay it) to w.
-// Default: discarded; the Report holds what matters.
-func WithOutput(w io.Writer) Option { return func(c *config) { c.Output = w } }
-
-// OnEnsemble runs the campaign against the real ZooKeeper ensemble at
-// servers (client addresses, loopback IPs only, as ensemble.ParseServers
-// accepts) instead of the fake, in real time: see the package
-// documentation. With no servers it changes nothing. Only this option
-// chooses the mode: the package reads no environment variable, so a
-// test's cases and its fail files run on the fake wherever it runs.
-// Commands and tests that take the ensemble from ZK_SERVERS pass it here
-// themselves.
-func OnEnsemble(servers ...string) Option {
-	return func(c *config) {
-		if len(servers) > 0 {
-			c.Servers = append([]string(nil), servers...)
-		}
-	}
-}
-
-const (
-	defaultName    = "zkfuzz"
-	defaultCases   = 100
-	defaultClients = 5
-	defaultSteps   = 80
-	minClients     = 2
-	maxClients     = 8
-)
-
-// configure applies opts to the default campaign's settings, and fills in
-// the defaults and bounds they leave.
-func configure(opts []Option) config {
-	var c config
-	for _, o := range opts {
-		o(&c)
-	}
-	if c.Name == "" {
-		c.Name = defaultName
-	}
-	if c.Cases <= 0 {
-		c.Cases = defaultCases
-	}
-	if c.Clients == 0 {
-		c.Clients = defaultClients
-	}
-	c.Clients = min(max(c.Clients, minClients), maxClients)
-	if c.Steps <= 0 {
-		c.Steps = defaultSteps
-	}
-	return c
-}
 
 // Progress is a campaign's progress so far.
 type Progress struct {
@@ -393,45 +232,4 @@ type Report struct {
 	Stopped bool
 	// Faults counts the faults the cases injected and how they ended.
 	Faults Faults
-}
-
-// Check runs a campaign of cases against target — a Recipe of your own,
-// a lock (Lock), or one of the package's recipes (RecipeElection...) — and
-// fails t with the shrunk counterexample: its detector, its story, the
-// path of porcupine's HTML report, and rapid's instructions to replay it
-// (rapid also saves a fail file under testdata/rapid/<test name>, which
-// every later `go test` replays first). The number of cases and the seed
-// come from rapid's flags (-rapid.checks, default 100, and -rapid.seed).
-//
-// With OnEnsemble naming an ensemble, Check runs a lock's campaign,
-// RealCases cases, against it instead, in real time (see the package
-// documentation); it never chooses that mode by itself. A Recipe runs on
-// the fake only: against an ensemble, Check skips the test.
-func Check(t *testing.T, target Target, opts ...Option) {
-	t.Helper()
-	e := newEngine(target.subject(), configure(opts))
-	if len(e.cfg.Servers) > 0 {
-		if !e.sub.isLock() {
-			t.Skipf("fuzz: the %s recipe runs on the fake only; a real ensemble runs the lock loop", e.sub.name)
-		}
-		e.realCampaign(t, RealCases, 0)
-		return
-	}
-	rapid.Check(t, e.property)
-}
-
-// Fuzz returns a fuzz target running one case of the campaign per input,
-// for `go test -fuzz` (rapid.MakeFuzz turns the fuzzer's bytes into the
-// case's draws):
-//
-//	func FuzzMutex(f *testing.F) {
-//		f.Add(seedBytes) // a few kilobytes: rapid reads 8 bytes a draw
-//		f.Fuzz(fuzz.Fuzz(fuzz.Lock(fuzz.RecipeMutex)))
-//	}
-//
-// Coverage-guided mutation of rapid's bytes finds bugs far more slowly than
-// Check's own campaign; the target is there for long unattended runs.
-func Fuzz(target Target, opts ...Option) func(*testing.T, []byte) {
-	e := newEngine(target.subject(), configure(opts))
-	return rapid.MakeFuzz(e.property)
 }

@@ -415,3 +415,25 @@ func describeChildren(names []string) string {
 	sort.Strings(sorted)
 	return "[" + abbreviated(sorted, " ") + "]"
 }
+
+// grant lets s's next request go ahead.
+func (h *harness) grant(s *slot, r *request) {
+	inc := s.inc
+	inc.take(r)
+	r.step = h.cur.index
+	s.lastMove = time.Now()
+	if r.point == noPoint {
+		h.checkClosedConn(s)
+		h.checkPoll(s, r)
+		if r.watch && s.phase == phaseLocking {
+			h.noteWaiting(s, r.path)
+		}
+		h.note("%s: %s", s.name(), describeCall(r))
+		r.grant <- true
+	} else {
+		goOn := h.onPoint(s, r)
+		h.checkStateReport(s, inc, r)
+		r.grant <- goOn
+	}
+	h.settle()
+}

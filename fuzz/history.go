@@ -5,71 +5,11 @@ import (
 	"time"
 
 	"github.com/zksim/zksim/linearizability"
-	"github.com/zksim/zksim/zkfake"
 )
 
 // checkTimeout bounds porcupine's work on one case's history. Histories of a
 // case are short; a check that runs out of time is not a finding.
 const checkTimeout = 10 * time.Second
-
-// result gathers what the case leaves for the checks outside the bubble. The
-// session expiries in the server's log go into the history, so the model
-// knows when a hold ended without an Unlock: the log is the ground truth of
-// when the server expired a session. A session a client closed ends its
-// holds the same way.
-func (h *harness) result() *caseResult {
-	log := h.srv.Log()
-	for _, r := range log {
-		if r.Kind == zkfake.RecordSession && (r.Op == "expireSession" || r.Op == "closeSession") {
-			// The server's timers fire as their instant begins, before
-			// anything the harness and the clients do at it.
-			at := h.rec.At(r.Time, linearizability.First)
-			h.rec.Add(serverRow, linearizability.SessionExpiry{Session: r.Session}, struct{}{}, at, at)
-			h.rec.FaultAt(-1, linearizability.FaultExpiry, fmt.Sprintf("session %#x (%s)", r.Session, h.faultClient(r.Session)), at, at)
-		}
-	}
-	h.tell(log)
-	history := h.rec.History()
-	c := &caseResult{
-		tally:   h.tally,
-		finding: h.finding,
-		steps:   h.nSteps,
-		ops:     history.Operations,
-		faults:  history.Faults,
-		h:       h,
-		log:     log,
-	}
-	if c.finding != nil {
-		c.finding.Story, c.finding.EventLog = c.story(), c.eventLog()
-	}
-	return c
-}
-
-// faultClient names the client of a session in a fault of the history; a
-// session of the harness's own goes by its number, as it always has.
-func (h *harness) faultClient(session int64) string {
-	if h.sessions[session] == ownSession {
-		return fmt.Sprintf("session %#x", session)
-	}
-	return h.client(session)
-}
-
-// story renders the case's story.
-func (c *caseResult) story() string {
-	if c.rendered == "" {
-		c.rendered = c.h.render()
-	}
-	return c.rendered
-}
-
-// eventLog renders the server's event log.
-func (c *caseResult) eventLog() string { return renderLog(c.log) }
-
-// transcript is the whole case as text: the story and the server's log.
-// The same draws must give the same transcript, byte for byte.
-func (c *caseResult) transcript() string {
-	return c.story() + "\n" + c.eventLog()
-}
 
 // history is the recorded history, for porcupine.
 func (c *caseResult) history() linearizability.History {
@@ -88,7 +28,7 @@ func (c *caseResult) history() linearizability.History {
 // session. What must hold is that no order of releases and expiries lets
 // the acquisitions, and then the writes, be what they were.
 func (c *caseResult) checkHistory() *Finding {
-	if c.h != nil && !c.h.e.sub.isLock() {
+	if c.h != nil && !c.h.sub.isLock() {
 		return c.checkModel()
 	}
 	if len(c.ops) == 0 {
@@ -110,16 +50,6 @@ func (c *caseResult) checkHistory() *Finding {
 		return c.verdict.finding
 	}
 	return nil
-}
-
-// historyVerdict is porcupine's finding on a case's history, until its
-// summary is explained.
-type historyVerdict struct {
-	finding    *Finding
-	withWrites bool // the writes break it, not the lock alone
-	tokens     bool // the tokens break it: without them the lock is fine
-	model      bool // a Recipe's model finds it
-	explained  bool
 }
 
 // explainFinding puts, in the summary of f if it is porcupine's finding,
@@ -203,7 +133,7 @@ func (c *caseResult) historyFinding(d Detector, summary string) *Finding {
 
 // writeHTML writes porcupine's visualization of the case's history to dir.
 func (c *caseResult) writeHTML(dir string) (string, error) {
-	if c.h != nil && !c.h.e.sub.isLock() {
+	if c.h != nil && !c.h.sub.isLock() {
 		return c.modelHTML(dir)
 	}
 	res, err := linearizability.CheckMutex(c.checked(true), checkTimeout)

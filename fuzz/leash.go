@@ -176,7 +176,7 @@ func (h *harness) reportRunaways() {
 		if !r.dead && inc == inc.slot.inc {
 			call = inc.slot.inCall()
 		}
-		who := fmt.Sprintf("a goroutine of %s's %s", name, h.e.sub.handleName())
+		who := fmt.Sprintf("a goroutine of %s's %s", name, h.sub.handleName())
 		if call != "" {
 			who = fmt.Sprintf("%s's %s did not return:", name, call)
 		}

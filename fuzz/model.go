@@ -14,7 +14,7 @@ import (
 // what the ops recorded, and the session expiries from the server's log —
 // against the recipe's model.
 func (c *caseResult) checkModel() *Finding {
-	sub := c.h.e.sub
+	sub := c.h.sub
 	if sub.model.Init == nil || len(c.ops) == 0 || !c.modelIllegal(c.ops) {
 		return nil
 	}
@@ -26,9 +26,9 @@ func (c *caseResult) checkModel() *Finding {
 // modelIllegal reports whether porcupine finds ops illegal under the
 // recipe's model; a check that runs out of time finds nothing.
 func (c *caseResult) modelIllegal(ops []linearizability.Operation) bool {
-	res, err := linearizability.Check(linearizability.History{Operations: ops, Faults: c.faults}, c.h.e.sub.model, checkTimeout)
+	res, err := linearizability.Check(linearizability.History{Operations: ops, Faults: c.faults}, c.h.sub.model, checkTimeout)
 	if err != nil {
-		panic(fmt.Sprintf("zkfuzz: checking the %s's history: %v", c.h.e.sub.name, err))
+		panic(fmt.Sprintf("zkfuzz: checking the %s's history: %v", c.h.sub.name, err))
 	}
 	return res.Outcome == linearizability.Illegal
 }
@@ -65,7 +65,7 @@ func (c *caseResult) explainModel() string {
 	i := returned[k]
 	op := c.ops[i]
 	what := fmt.Sprintf("%v → %v", op.Input, op.Output)
-	if describe := c.h.e.sub.model.DescribeOperation; describe != nil {
+	if describe := c.h.sub.model.DescribeOperation; describe != nil {
 		what = describe(op.Input, op.Output)
 	}
 	return fmt.Sprintf("%s's call returning at step %d (%s) is the first that no order of the calls and session expiries before it allows",
@@ -74,7 +74,7 @@ func (c *caseResult) explainModel() string {
 
 // modelHTML writes porcupine's view of a Recipe's history to dir.
 func (c *caseResult) modelHTML(dir string) (string, error) {
-	res, err := linearizability.Check(c.history(), c.h.e.sub.model, checkTimeout)
+	res, err := linearizability.Check(c.history(), c.h.sub.model, checkTimeout)
 	if err != nil {
 		return "", err
 	}

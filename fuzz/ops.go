@@ -44,7 +44,7 @@ func (inc *incarnation) runOps(sub *subject) {
 		if !inc.wait(at) {
 			return
 		}
-		call := &Call{inc: inc, fence: inc.fenceWrite}
+		call := &Call{mu: &inc.mu, session: inc.conn.SessionID, fence: inc.fenceWrite}
 		ctx, cancel := at.how.callContext(inc.ctx)
 		inc.mu.Lock()
 		inc.cancelLock, inc.call = cancel, call
@@ -133,7 +133,7 @@ func (h *harness) view(s *slot) View {
 // checkRecipe asks a Recipe's Check of every live client's handle, and its
 // Stalled of every one whose call waits, after a step.
 func (h *harness) checkRecipe() {
-	sub := h.e.sub
+	sub := h.sub
 	if sub.check == nil && sub.stalled == nil || h.finding != nil {
 		return
 	}
@@ -212,7 +212,7 @@ func pickOp(w how, enabled []int) (op int, style how) {
 // whether the client goes on.
 func (h *harness) onOpPoint(s *slot, r *request) bool {
 	inc := s.inc
-	sub := h.e.sub
+	sub := h.sub
 	switch r.point {
 	case pointOp:
 		if h.stopping {
@@ -360,7 +360,7 @@ func (h *harness) beginCall(s *slot, name string) {
 // and everything has settled, each live handle's account must match the
 // server's (Recipe.Settled), read through a session of the harness's own.
 func (h *harness) checkSettled() {
-	sub := h.e.sub
+	sub := h.sub
 	if sub.settled == nil || h.finding != nil {
 		return
 	}

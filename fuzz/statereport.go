@@ -10,15 +10,6 @@ import (
 	"github.com/zksim/zksim/recipe"
 )
 
-// StateReporter is a Locker that says where its hold stands, as
-// recipe.Mutex does: State, and Lost, a channel closed once a hold is lost
-// (and, without a hold, closed already). The harness holds what it says to
-// what its calls returned and to itself: the StateReport detector.
-type StateReporter interface {
-	State() recipe.MutexState
-	Lost() <-chan struct{}
-}
-
 // stateHeard is what a locker's state listener has heard
 // (recipe.WithStateListener, which RecipeMutex installs): every change in
 // order, one at a time.
@@ -153,7 +144,7 @@ func isClosed(ch <-chan struct{}) bool {
 // are its honest answers). A lock that says Held until it hears "expired"
 // keeps its holder at work beside the next one.
 func (h *harness) checkInDoubt() {
-	if h.finding != nil || !h.e.sub.isLock() {
+	if h.finding != nil || !h.sub.isLock() {
 		return
 	}
 	for _, s := range h.slots {

@@ -2,9 +2,11 @@ package fuzz
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
+	"github.com/zksim/zksim/linearizability"
 	"github.com/zksim/zksim/zkfake"
 )
 
@@ -298,4 +300,44 @@ func restartedName(client, n int) string {
 		return fmt.Sprintf("client %d", client)
 	}
 	return fmt.Sprintf("client %d (restart %d)", client, n)
+}
+
+// stepAt returns the story's number for the step that was under way at
+// virtual instant d since the case began.
+func (h *harness) stepAt(d time.Duration) int {
+	i := sort.Search(len(h.story), func(i int) bool { return h.story[i].at > d })
+	return max(i, 1)
+}
+
+// stampStep returns the story's number for the step of a timestamp of the
+// case's history.
+func (h *harness) stampStep(stamp int64) int {
+	return h.stepAt(h.rec.Reading(stamp).Sub(h.start))
+}
+
+// instantStep returns the story's number for the step of an instant.
+func (h *harness) instantStep(i linearizability.Instant) int {
+	return h.stepAt(i.Time().Sub(h.start))
+}
+
+// incName names an incarnation as the story does.
+func incName(inc *incarnation) string {
+	return restartedName(inc.slot.id, inc.n-1)
+}
+
+// story renders the case's story.
+func (c *caseResult) story() string {
+	if c.rendered == "" {
+		c.rendered = c.h.render()
+	}
+	return c.rendered
+}
+
+// eventLog renders the server's event log.
+func (c *caseResult) eventLog() string { return renderLog(c.log) }
+
+// transcript is the whole case as text: the story and the server's log.
+// The same draws must give the same transcript, byte for byte.
+func (c *caseResult) transcript() string {
+	return c.story() + "\n" + c.eventLog()
 }

@@ -1,0 +1,381 @@
+package fuzz
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"testing/synctest"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zksim/zksim/linearizability"
+	"github.com/zksim/zksim/zkfake"
+	"pgregory.net/rapid"
+)
+
+// This file runs one case: draws its shape (clients, tickTime, session
+// timeouts, members, the sequence counter), makes its server and clients,
+// and lets time pass between steps.
+
+// tickTimes are the tickTimes a case is drawn on, the development server's
+// first (shrinking goes to it): session timeouts from 400ms to 4s, 2s to
+// 20s, 12s to two minutes.
+var tickTimes = [...]time.Duration{200 * time.Millisecond, 200 * time.Millisecond, time.Second, 6 * time.Second}
+
+// sessionTicks maps a client's drawn session length to ticks, times two:
+// the first two draws, where shrinking goes, are the lengths a case had
+// before lengths were drawn over the whole range, 10 and 17.5 ticks (2s
+// and 3.5s at 200ms): the first always ends a noticed partition in an
+// expiry, the second can outlive it.
+func sessionTicks(draw int) int {
+	switch draw {
+	case 0:
+		return 20
+	case 1:
+		return 35
+	}
+	return 2 * draw
+}
+
+// sessionTimeout is the timeout client i asks for, given its drawn
+// length, on a server of tick.
+func sessionTimeout(draw, i int, tick time.Duration) time.Duration {
+	base := time.Duration(sessionTicks(draw)) * tick / 2
+	if base >= 20*tick {
+		return base - time.Duration(i+1)*timeoutSpacing
+	}
+	return base + time.Duration(i)*timeoutSpacing
+}
+
+// runCase draws and runs one case in the current bubble.
+func runCase(t *rapid.T, sub *subject, cfg config, lagFromStart bool) *caseResult {
+	clients := rapid.IntRange(minClients, cfg.Clients).Draw(t, "clients")
+	// A Recipe's ops fence their writes themselves (Call.Fence).
+	fencing := cfg.Fencing == FencingAlways && sub.isLock()
+	if cfg.Fencing == FencingDrawn && sub.isLock() {
+		fencing = rapid.Bool().Draw(t, "fencing")
+	}
+	seed := rapid.Uint64().Draw(t, "server seed")
+	// A case runs on one server or on an ensemble of three, whose two
+	// followers can lag.
+	members := 1
+	if rapid.Bool().Draw(t, "ensemble of three") || lagFromStart {
+		members = 3
+	}
+	// The tickTime, and each client's session timeout in ticks.
+	tick := tickTimes[rapid.IntRange(0, len(tickTimes)-1).Draw(t, "tick time")]
+	lengths := make([]int, clients)
+	for i := range lengths {
+		lengths[i] = rapid.IntRange(0, 20).Draw(t, fmt.Sprintf("client %d's session timeout", i))
+	}
+	// Every directory's sequence counter starts at zero, or a few creates
+	// before a place where ZooKeeper's names change shape: the int32 wrap
+	// ("2147483647", then "-2147483648"), the width of "%010d"
+	// ("-1000000000", then "-999999999"), the sign ("-000000001", then
+	// "0000000000"). Every directory: the recipe's own and whatever it
+	// makes below (a semaphore's lease directory), so the server starts
+	// every new node's counter there (zkfake.WithSequenceStart).
+	sequence := int32(0)
+	if near := rapid.IntRange(0, 3).Draw(t, "sequence counter near"); near > 0 {
+		k := int32(rapid.IntRange(0, 6).Draw(t, "creates before the change"))
+		sequence = [...]int32{0, math.MaxInt32 - k, -1000000000 - k, -1 - k}[near]
+	}
+	// rapid draws a slice's length with a small mean; the schedule's length
+	// is drawn on its own so that long schedules are common too.
+	n := rapid.IntRange(1, cfg.Steps).Draw(t, "steps")
+	schedule := rapid.SliceOfN(actionGen(clients), n, n).Draw(t, "schedule")
+
+	h := &harness{
+		sub:      sub,
+		t:        t,
+		srv:      zkfake.NewServer(zkfake.WithSeed(seed), zkfake.WithTickTime(tick), zkfake.WithEnsemble(members), zkfake.WithShuffledChildren(), zkfake.WithSequenceStart(sequence)),
+		dir:      sub.path,
+		members:  members,
+		lagging:  map[int]bool{},
+		taken:    map[delivery]bool{},
+		start:    time.Now(),
+		rec:      linearizability.NewRecorder(nil),
+		fencing:  fencing,
+		sessions: map[int64]string{},
+		end:      &caseEnd{},
+		woke:     map[*slot]time.Time{},
+		waits:    map[int64][]int{},
+		returns:  map[int64][]int{},
+		releases: map[int64][][2]int{},
+	}
+	where := "a server"
+	if members > 1 {
+		where = fmt.Sprintf("an ensemble of %d (sessions go to its members in turn)", members)
+	}
+	loop := fmt.Sprintf("Lock, critical section%s, Unlock", map[bool]string{true: " (writing to a fenced resource)", false: ""}[fencing])
+	if !sub.isLock() {
+		loop = sub.describeLoop()
+	}
+	for i := range clients {
+		s := &slot{id: i, timeout: sessionTimeout(lengths[i], i, tick)}
+		h.slots = append(h.slots, s)
+		h.maxTimeout = max(h.maxTimeout, s.timeout)
+		if s.timeout > time.Minute {
+			h.tally.LongSessions++
+		}
+	}
+	if sequence != 0 {
+		h.tally.WrapCases++
+	}
+	h.begin(fmt.Sprintf("%d clients start on %s (tickTime %v), each with a session of its own (timeouts %s), and loop: %s", clients, where, tick, h.describeTimeouts(), loop))
+	if sequence != 0 {
+		h.note("every directory's sequence counter starts at %d", sequence)
+	}
+	// The lock's directory may hold children that are no contenders:
+	// names without a sequence number, one whose ten digits are no int32,
+	// so no sequence number ZooKeeper makes, and names like a lock's
+	// protected nodes (go-zookeeper's "_c_<guid>-", kazoo's "__lock__")
+	// ending in no number ZooKeeper makes. A Recipe's directory holds its
+	// own nodes only: what a foreign child means is the recipe's call.
+	if foreign := sub.isLock() && rapid.Bool().Draw(t, "foreign children"); foreign {
+		if foreign {
+			lookalike := lockPath + "/_c_" + strings.Repeat("0", 32) + "-__lock__"
+			h.foreign = []string{lockPath + "/readme", lockPath + "/leader.json", lockPath + "/snapshot-9999999999",
+				lookalike + "backup", lookalike + "9999999999", lookalike + "12345abcde"}
+		}
+		h.prepareDirectory()
+	}
+	if lagFromStart {
+		for member := 1; member < members; member++ {
+			h.note("follower %d lags from the start", member)
+			h.srv.SetLagging(member, true)
+			h.lagging[member] = true
+		}
+	}
+	for _, s := range h.slots {
+		h.spawn(s)
+	}
+	h.settle()
+
+	for _, a := range schedule {
+		if h.finding != nil {
+			break
+		}
+		h.apply(a)
+		h.checkRecipe()
+		h.checkInDoubt()
+	}
+	if h.finding == nil {
+		h.windDown()
+	}
+	if h.finding == nil {
+		h.finalChecks()
+	}
+	h.teardown()
+	return h.result()
+}
+
+// prepareDirectory makes the lock's directory with its foreign children,
+// through a session of the harness's own that it closes again.
+func (h *harness) prepareDirectory() {
+	admin := h.ownSession()
+	var err error
+	for _, p := range append(ancestry(h.dir), h.foreign...) {
+		if err == nil {
+			_, err = admin.Create(p, nil, 0, zk.WorldACL(zk.PermAll))
+		}
+	}
+	if err != nil {
+		panic(fmt.Sprintf("zkfuzz: preparing %s: %v", h.dir, err))
+	}
+	admin.Close()
+	h.note("%s is made, with children that are no contenders: %s", h.dir, strings.Join(h.foreign, ", "))
+}
+
+// ancestry returns path's ancestors below the root, outermost first, and
+// path itself.
+func ancestry(path string) []string {
+	var out []string
+	for p := path; p != "/" && p != ""; p = p[:strings.LastIndexByte(p, '/')] {
+		out = append([]string{p}, out...)
+	}
+	return out
+}
+
+// describeLong says which clients have long sessions.
+// describeTimeouts lists the clients' session timeouts.
+func (h *harness) describeTimeouts() string {
+	var list []string
+	for _, s := range h.slots {
+		list = append(list, s.timeout.String())
+	}
+	return strings.Join(list, ", ")
+}
+
+// stallLimit is how long the wind-down waits without progress before it
+// calls the case stuck: longer than any wait a session of the case's
+// allows.
+func (h *harness) stallLimit() time.Duration {
+	return max(stallLimit, stallLimit/2+2*h.maxTimeout)
+}
+
+// spawn starts a new incarnation of s.
+func (h *harness) spawn(s *slot) {
+	s.incs++
+	ctx, cancel := context.WithCancel(context.Background())
+	inc := &incarnation{
+		slot:    s,
+		n:       s.incs,
+		ctx:     ctx,
+		cancel:  cancel,
+		done:    make(chan struct{}),
+		killed:  make(chan struct{}),
+		row:     len(h.incs),
+		fencing: h.fencing,
+	}
+	conn, _, err := h.srv.Connect(s.timeout, zkfake.WithEventCallback(inc.noteLink))
+	if err != nil {
+		panic(fmt.Sprintf("zkfuzz: connecting %s to the fake server: %v", s.name(), err))
+	}
+	inc.conn = conn
+	inc.gated = newGatedConn(inc, conn, newLeash(h.end))
+	s.inc = inc
+	s.phase, s.inCS, s.polls, s.lastOK, s.call = phaseIdle, false, 0, false, ""
+	h.incs = append(h.incs, inc)
+	h.noteSession(inc)
+	if h.sub.isLock() {
+		go inc.run(h.sub.newLocker)
+	} else {
+		go inc.runOps(h.sub)
+	}
+}
+
+// settle waits until every goroutine of the bubble is durably blocked, then
+// takes in what the clients did meanwhile.
+func (h *harness) settle() {
+	synctest.Wait()
+	// Watch events fired together reach each locker one at a time.
+	for handed := true; handed; {
+		handed = false
+		for _, inc := range h.incs {
+			h.holdLate(inc)
+			if inc.handOver() {
+				handed = true
+			}
+		}
+		if handed {
+			synctest.Wait()
+		}
+	}
+	released := false
+	for _, s := range h.slots {
+		inc := s.inc
+		for _, c := range inc.drain() {
+			h.onCompletion(s, c)
+			if h.releaseLate(inc, c) {
+				released = true
+			}
+		}
+		h.noteSession(inc)
+		if s.phase == phaseLocking {
+			s.noteCallSession(inc.conn.SessionID())
+		}
+	}
+	for _, inc := range h.incs {
+		inc.mu.Lock()
+		for _, d := range inc.taken {
+			h.taken[d] = true
+			if inc == inc.slot.inc && d.at.After(h.woke[inc.slot]) {
+				h.woke[inc.slot] = d.at
+			}
+		}
+		inc.taken = nil
+		inc.mu.Unlock()
+	}
+	for _, inc := range h.incs {
+		inc.mu.Lock()
+		p, stack := inc.panicked, inc.stack
+		inc.mu.Unlock()
+		if p != "" && h.finding == nil {
+			// The summary is what rapid compares between runs of a case;
+			// the stack, with its addresses, goes in the story only.
+			h.found(Panic, "%s's locker panicked: %s", inc.slot.name(), p)
+			h.note("%s", stack)
+		}
+	}
+	h.followCuts()
+	h.reportRunaways()
+	if released {
+		h.settle()
+	}
+}
+
+// now is the virtual time since the case began.
+func (h *harness) now() time.Duration { return time.Since(h.start) }
+
+// returned is the instant of a client's return at t, which the harness
+// hears of when the client reaches its next point: after every event of the
+// harness at that instant. A client runs after the harness lets it, and
+// before the next step, which happens at a later instant.
+func (h *harness) returned(t time.Time) linearizability.Instant {
+	return h.rec.At(t, linearizability.Last)
+}
+
+// found records the case's finding; the case stops at the first.
+func (h *harness) found(d Detector, format string, args ...any) {
+	if h.finding != nil {
+		return
+	}
+	h.finding = &Finding{Detector: d, Summary: StableName(fmt.Sprintf(format, args...))}
+	h.note("✗ %s: %s", d, h.finding.Summary)
+}
+
+// teardown ends the case: every live process closes its Conn (as a
+// program does when it shuts down; crashed ones stay crashed), the server
+// stops, and the harness stops scheduling. Then every goroutine of the case
+// must end: the bubble may not be left with goroutines blocked for ever.
+// Time is virtual, so waiting costs little. Goroutines that spin meanwhile
+// or still run after a linger are ended by their leash and reported.
+func (h *harness) teardown() {
+	h.tick()
+	h.begin("the case ends: each live process closes its Conn, the server stops, and the clients' goroutines get time to end")
+	h.closeAdmin()
+	h.closeReader()
+	for _, s := range h.slots {
+		if inc := s.inc; !inc.isDead() {
+			inc.gated.leash.ended(s.inCall())
+			inc.conn.Close()
+		}
+	}
+	h.srv.Close()
+	h.end.mu.Lock()
+	h.end.over, h.end.at = true, time.Now()
+	h.end.mu.Unlock()
+	for _, inc := range h.incs {
+		inc.kill()
+		inc.cancel()
+	}
+	for i := 0; i < 120 && !h.allDone(); i++ {
+		synctest.Wait()
+		h.reportRunaways()
+		time.Sleep(time.Second)
+	}
+	// A locker's own goroutines may outlive its client loop for a while,
+	// retrying on the dead connection (recipe.Mutex's Unlock does, for
+	// 15s). After the linger, the leash ends any that still call their
+	// Conn, at their next call, and the harness reports it.
+	time.Sleep(lingerTime)
+	h.end.mu.Lock()
+	h.end.lingered = true
+	h.end.mu.Unlock()
+	time.Sleep(lingerTime)
+	synctest.Wait()
+	h.reportRunaways()
+}
+
+func (h *harness) allDone() bool {
+	for _, inc := range h.incs {
+		select {
+		case <-inc.done:
+		default:
+			return false
+		}
+	}
+	return true
+}

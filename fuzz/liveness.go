@@ -1,0 +1,189 @@
+package fuzz
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// This file winds a case down and runs the liveness detector on the way:
+// with every fault healed, every client must finish its round and stop.
+
+// windDown heals every fault, tells the clients to stop after their current
+// round, and lets them finish, round robin. If nothing moves for
+// its stallLimit — no Lock or Unlock returns — the case is stuck: liveness.
+func (h *harness) windDown() {
+	h.closeAdmin()
+	for _, s := range h.slots {
+		h.tick()
+		switch {
+		case s.inc.partitioned:
+			h.heal(s, healNow)
+		case s.inc.paused:
+			h.resume(s, resumeNow)
+		}
+	}
+	if len(h.stopped) > 0 {
+		h.tick()
+		h.restartMembers(0)
+	}
+	for _, s := range h.slots {
+		s.inc.mu.Lock()
+		s.inc.lateNext = false
+		s.inc.mu.Unlock()
+	}
+	for member := 1; member < h.members; member++ {
+		if h.lagging[member] {
+			h.tick()
+			h.begin(fmt.Sprintf("follower %d catches up", member))
+			h.srv.SetLagging(member, false)
+			h.lagging[member] = false
+			h.settle()
+		}
+	}
+	h.tick()
+	round := "finishes its round, unlocks and stops"
+	if !h.sub.isLock() {
+		round = "finishes its call, calls Stop if the recipe has one, and stops"
+	}
+	h.begin("wind-down: every fault is healed; each client " + round)
+	h.stopping = true
+	lastProgress, moves := h.now(), 0
+	wait := 100 * time.Millisecond
+	next := 0
+	// failedUnlocks counts each client's Unlock calls that failed in a
+	// row; they are not progress, but neither do they let time pass, and
+	// the client loop gives up on them only after unlockAttempts.
+	failedUnlocks := map[*slot]int{}
+	for h.finding == nil {
+		h.tick()
+		if h.allExited() {
+			return
+		}
+		if stalled := h.now() - lastProgress; stalled >= h.stallLimit() || moves >= stallMoves {
+			what := "took or released the lock"
+			if !h.sub.isLock() {
+				what = "finished a call"
+			}
+			h.begin(fmt.Sprintf("the clients have made %d moves in %v and none of them %s", moves, stalled.Round(time.Millisecond), what))
+			h.stuck(stalled, moves)
+			return
+		}
+		s, r := h.runnable(h.slots[next%len(h.slots)])
+		if s != nil && r.point == pointUnlocked {
+			if r.err == nil || releaseSettled(r.err) {
+				delete(failedUnlocks, s)
+			} else if failedUnlocks[s]++; failedUnlocks[s] >= windDownUnlockFailures {
+				h.begin(fmt.Sprintf("%s's Unlock has failed %d times in a row", s.name(), failedUnlocks[s]))
+				h.found(Liveness, "%s's Unlock did not release: with every fault healed it failed %d times in a row, the last with: %v",
+					s.name(), failedUnlocks[s], r.err)
+				return
+			}
+		}
+		if s != nil {
+			next = s.id + 1
+			wait = 100 * time.Millisecond
+			h.begin(fmt.Sprintf("%s moves", s.name()))
+			moves++
+			// Progress is a Lock or an Unlock that returned for good, or a
+			// client that stops; an Unlock that fails and is retried is
+			// not.
+			if r.point == pointLock || r.point == pointOp || r.point == pointOpReturned ||
+				(r.point == pointLocked || r.point == pointUnlocked) && (r.err == nil || releaseSettled(r.err)) {
+				lastProgress, moves = h.now(), 0
+			}
+			h.grant(s, r)
+			h.checkRecipe()
+			continue
+		}
+		if h.releaseIdleLate() {
+			continue
+		}
+		h.begin(fmt.Sprintf("no client can move; time passes %v", wait))
+		h.cur.quiet = true
+		h.advance(wait)
+		wait = min(2*wait, 5*time.Second)
+	}
+}
+
+func (h *harness) allExited() bool {
+	for _, s := range h.slots {
+		if !s.inc.exited {
+			return false
+		}
+	}
+	return true
+}
+
+// stuck reports the liveness finding: who waits, and what the server holds
+// that could (or could not) wake them.
+func (h *harness) stuck(stalled time.Duration, moves int) {
+	if !h.sub.isLock() {
+		h.stuckOps(stalled, moves)
+		return
+	}
+	var waiting []string
+	for _, s := range h.slots {
+		switch s.phase {
+		case phaseLocking:
+			waiting = append(waiting, fmt.Sprintf("%s's Lock has not returned since step %d", s.name(), h.instantStep(s.acquireCall)))
+		case phaseUnlocking:
+			waiting = append(waiting, fmt.Sprintf("%s's Unlock has not returned since step %d", s.name(), h.instantStep(s.releaseCall)))
+		}
+	}
+	who := "no client is in Lock or Unlock"
+	if len(waiting) > 0 {
+		who = strings.Join(waiting, ", ")
+	}
+	children := h.children()
+	lock := "the lock is free: " + lockPath + " has no contender"
+	if len(children) > 0 {
+		lock = lockPath + " holds " + describeNodes(children)
+	}
+	h.found(Liveness, "%s: with every fault healed, no Lock or Unlock returned in %v and %d moves; %s; watches on the server: %s",
+		who, stalled.Round(time.Millisecond), moves, lock, h.watchedPaths())
+}
+
+// stuckOps is stuck for a Recipe.
+func (h *harness) stuckOps(stalled time.Duration, moves int) {
+	var waiting []string
+	for _, s := range h.slots {
+		if s.call != "" {
+			waiting = append(waiting, fmt.Sprintf("%s's %s has not returned since step %d", s.name(), s.call, h.instantStep(s.acquireCall)))
+		}
+	}
+	who := "no client is in a call"
+	if len(waiting) > 0 {
+		who = strings.Join(waiting, ", ")
+	}
+	nodes := h.dir + " holds nothing"
+	if children := h.children(); len(children) > 0 {
+		nodes = h.dir + " holds " + describeNodes(children)
+	}
+	h.found(Liveness, "%s: with every fault healed, no call returned in %v and %d moves; %s; watches on the server: %s",
+		who, stalled.Round(time.Millisecond), moves, nodes, h.watchedPaths())
+}
+
+// background lets d of time pass once every client has stopped, granting
+// the requests a locker's own goroutines still make meanwhile — a
+// background deletion of a node it could not delete before, say — as they
+// would go out unhindered in a real process. A locker that keeps calling
+// for ever is the leash's business (see leash).
+func (h *harness) background(d time.Duration) {
+	// In steps of 50ms, or of a 160th of d for the minutes a case of long
+	// sessions waits: a request made meanwhile waits a step at most.
+	pause := max(50*time.Millisecond, d/160)
+	for waited, moves := time.Duration(0), 0; waited < d && moves < stallMoves; {
+		if s, r := h.runnable(h.slots[0]); s != nil && r.point == noPoint {
+			moves++
+			h.grant(s, r)
+			continue
+		}
+		if h.releaseIdleLate() {
+			continue
+		}
+		step := min(pause, d-waited)
+		h.advance(step)
+		waited += step
+	}
+}
