@@ -1,8 +1,6 @@
 package fuzz
 
 import (
-	"fmt"
-
 	"github.com/zksim/zksim/recipe"
 	"github.com/zksim/zksim/zkfake/zktest"
 )
@@ -17,11 +15,9 @@ import (
 func RecipeMutex(conn zktest.Conn, path string) Locker {
 	var opts []recipe.MutexOption
 	if g, ok := conn.(*gatedConn); ok {
-		// The data keeps the 1-based name the story once used, so that
-		// the cases write what they always wrote.
-		opts = append(opts, recipe.WithNodeData(fmt.Appendf(nil, "client %d", g.inc.slot.id+1)))
+		opts = append(opts, recipe.WithNodeData([]byte(g.inc.slot.name())))
 		if g.inc.slot.id%2 == 0 {
-			// Clients 1, 3, 5... listen, as a program that stops work
+			// Clients 0, 2, 4... listen, as a program that stops work
 			// while its hold is suspended does; the others do not.
 			g.inc.heard.on = true
 			opts = append(opts, recipe.WithStateListener(g.inc.heard.hear))

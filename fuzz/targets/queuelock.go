@@ -15,6 +15,10 @@ import (
 	"github.com/zksim/zksim/zkfake/zktest"
 )
 
+// One file for the queue lock, though it is longer than most: each
+// variant's mistake is a branch beside the sound code it breaks, and
+// reads best there.
+
 // QueueLock is the ZooKeeper lock recipe as a careful person writes it
 // in an afternoon: a protected ephemeral sequential node, a listing
 // ordered by sequence number, a data watch on the node just ahead, a new
