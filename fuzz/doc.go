@@ -357,8 +357,20 @@
 //	its targets      zkfake/zktest/fake; zkfake/zktest/ensemble        zkfake, zktest and jute; zktest and jute
 //	harnesses        zkfake/difftest, linearizability/fakelog,         the layers above as each needs
 //	                 zkfake/zkbench, fuzz                              (only zkbench and fuzz use recipe)
+//	built-in targets fuzz/targets                                      fuzz's exported API, and what fuzz may
+//	test support     fuzz/internal/pinned (tests' TestMain)            nothing of this module
 //	commands         cmd/zkfuzz, cmd/zkbench, cmd/zkrecord,            what they run
 //	                 cmd/covfigure
+//
+// Inside package fuzz the files are layers too, bottom to top: the API a
+// user writes against (fuzz.go, options.go, locker.go, recipe.go,
+// stepdown.go); one case in its bubble (its data in harness.go, the rest
+// in files named for what they do); reading a case once it has run
+// (history.go, explain.go, model.go); and the campaigns that run cases by
+// the thousand (engine.go, campaign.go, shim.go, program.go, real.go,
+// check.go). TestFileLayers (filelayers_test.go) type-checks the package
+// with go/types and fails on any use of a type, function, method or field
+// declared in a layer above the file that uses it.
 //
 // The fake and the recipes know nothing of each other: recipe.Conn is the
 // ten *zk.Conn methods the recipes call, which any connection has, and the
