@@ -94,22 +94,23 @@ func (c *caseResult) culprit(checked linearizability.History, withWrites bool) i
 }
 
 // explain says in one sentence which claim of the history no order
-// allows, and what stands against it; "" when it cannot tell (a history
+// allows, and what stands against it, and returns the index in the case's
+// ops of the call it names; "" and -1 when it cannot tell (a history
 // from a real ensemble, which the story does not number by steps). tokens
 // says that the tokens alone break the lock's history.
-func (c *caseResult) explain(withWrites, tokens bool) string {
+func (c *caseResult) explain(withWrites, tokens bool) (string, int) {
 	h := c.h
 	if h == nil {
-		return ""
+		return "", -1
 	}
 	ops, from := c.checkedOps(withWrites)
-	if s := c.plainly(ops, from, withWrites, tokens); s != "" {
-		return s
+	if s, named := c.plainly(ops, from, withWrites, tokens); s != "" {
+		return s, named
 	}
 	checked := linearizability.History{Operations: ops, Faults: c.faults}
 	k := c.culprit(checked, withWrites)
 	if k < 0 {
-		return ""
+		return "", -1
 	}
 	op := ops[k]
 	in := op.Input.(linearizability.MutexInput)
@@ -120,13 +121,13 @@ func (c *caseResult) explain(withWrites, tokens bool) string {
 		return c.explainWrite(ops, from, k)
 	}
 	if in.Op == linearizability.TryLock && !out.OK {
-		return fmt.Sprintf("%s's TryLock at step %d found the lock taken, and no order of the Lock and Unlock calls and session expiries up to it allows that", who, step)
+		return fmt.Sprintf("%s's TryLock at step %d found the lock taken, and no order of the Lock and Unlock calls and session expiries up to it allows that", who, step), from[k]
 	}
 	// A token no newer than one handed out before is wrong whoever holds.
 	if !illegal(withoutTokens(linearizability.History{Operations: before, Faults: c.faults})) {
 		for i := k - 1; i >= 0; i-- {
 			if _, o, ok := hold(ops[i]); ok && ops[i].Return < op.Return && o.Token >= out.Token {
-				return staleToken(who, step, out.Token, h.porcClient(ops[i].ClientID), c.opStep(from[i]), o.Token)
+				return staleToken(who, step, out.Token, h.porcClient(ops[i].ClientID), c.opStep(from[i]), o.Token), from[k]
 			}
 		}
 	}
@@ -138,9 +139,9 @@ func (c *caseResult) explain(withWrites, tokens bool) string {
 		if i == k || !ok || p.Return > op.Return || pin.Session == in.Session || ended(ops, pin.Session, p.Return, op.Return) {
 			continue
 		}
-		return heldMeanwhile(who, step, out.Token, h.porcClient(p.ClientID), c.opStep(from[i]), pout.Token, pin.Session)
+		return heldMeanwhile(who, step, out.Token, h.porcClient(p.ClientID), c.opStep(from[i]), pout.Token, pin.Session), from[k]
 	}
-	return fmt.Sprintf("%s acquired at step %d%s, and no order of the Lock and Unlock calls and session expiries before it allows that", who, step, withToken(out.Token))
+	return fmt.Sprintf("%s acquired at step %d%s, and no order of the Lock and Unlock calls and session expiries before it allows that", who, step, withToken(out.Token)), from[k]
 }
 
 // ended reports whether session's hold taken at from may have ended by to:
@@ -164,7 +165,7 @@ func ended(ops []linearizability.Operation, session, from, to int64) bool {
 // explainWrite says which write to the protected resource no order allows:
 // one whose holder's session had expired, accepted after another client
 // had taken the lock.
-func (c *caseResult) explainWrite(ops []linearizability.Operation, from []int, k int) string {
+func (c *caseResult) explainWrite(ops []linearizability.Operation, from []int, k int) (string, int) {
 	h := c.h
 	op := ops[k]
 	in := op.Input.(linearizability.MutexInput)
@@ -188,7 +189,7 @@ func (c *caseResult) explainWrite(ops []linearizability.Operation, from []int, k
 			break
 		}
 	}
-	return fmt.Sprintf("%s wrote to the protected resource at step %d%s%s%s, and %s", who, step, withToken(in.Token), expired, other, verdict)
+	return fmt.Sprintf("%s wrote to the protected resource at step %d%s%s%s, and %s", who, step, withToken(in.Token), expired, other, verdict), from[k]
 }
 
 // staleToken says that who acquired with a token no newer than one another
@@ -206,8 +207,9 @@ func heldMeanwhile(who string, step int, token int64, holder string, since int, 
 }
 
 // plainly looks for what breaks the history without porcupine's help,
-// and says it; "" if nothing shows plainly.
-func (c *caseResult) plainly(ops []linearizability.Operation, from []int, withWrites, tokens bool) string {
+// and says it, with the index in the case's ops of the call it names; ""
+// and -1 if nothing shows plainly.
+func (c *caseResult) plainly(ops []linearizability.Operation, from []int, withWrites, tokens bool) (string, int) {
 	h := c.h
 	var holds []int
 	for i, op := range ops {
@@ -232,7 +234,7 @@ func (c *caseResult) plainly(ops []linearizability.Operation, from []int, withWr
 				}
 			}
 		}
-		return ""
+		return "", -1
 	}
 	for x, j := range holds {
 		jin, jout, _ := hold(ops[j])
@@ -243,14 +245,14 @@ func (c *caseResult) plainly(ops []linearizability.Operation, from []int, withWr
 				// i returned before j was called, so i came first; j's
 				// token must be newer (a reentrant hold keeps its own).
 				if ops[i].Return < ops[j].Call && jout.Token != 0 && jout.Token <= iout.Token && !(iin.Session == jin.Session && iout.Token == jout.Token) {
-					return staleToken(h.porcClient(ops[j].ClientID), c.opStep(from[j]), jout.Token, h.porcClient(ops[i].ClientID), c.opStep(from[i]), iout.Token)
+					return staleToken(h.porcClient(ops[j].ClientID), c.opStep(from[j]), jout.Token, h.porcClient(ops[i].ClientID), c.opStep(from[i]), iout.Token), from[j]
 				}
 			case iin.Session != jin.Session && !ended(ops, iin.Session, ops[i].Call, ops[j].Return) && !ended(ops, jin.Session, ops[j].Call, ops[i].Return):
 				// Whichever took effect first, its hold could not have
 				// ended before the other's began.
-				return heldMeanwhile(h.porcClient(ops[j].ClientID), c.opStep(from[j]), jout.Token, h.porcClient(ops[i].ClientID), c.opStep(from[i]), iout.Token, iin.Session)
+				return heldMeanwhile(h.porcClient(ops[j].ClientID), c.opStep(from[j]), jout.Token, h.porcClient(ops[i].ClientID), c.opStep(from[i]), iout.Token, iin.Session), from[j]
 			}
 		}
 	}
-	return ""
+	return "", -1
 }

@@ -277,4 +277,5 @@ type historyVerdict struct {
 	tokens     bool // the tokens break it: without them the lock is fine
 	model      bool // a Recipe's model finds it
 	explained  bool
+	named      int // the index in the case's ops of the call the summary names; -1 for none
 }

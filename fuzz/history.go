@@ -65,11 +65,13 @@ func (c *caseResult) explainFinding(f *Finding) {
 		return
 	}
 	v.explained = true
-	explain := func() string { return c.explain(v.withWrites, v.tokens) }
+	explain := func() (string, int) { return c.explain(v.withWrites, v.tokens) }
 	if v.model {
 		explain = c.explainModel
 	}
-	if s := explain(); s != "" {
+	s, named := explain()
+	v.named = named
+	if s != "" {
 		f.Summary = StableName(s + " (" + f.Summary + ")")
 		f.Story = c.story() + "✗ " + string(f.Detector) + ": " + f.Summary + "\n"
 	}
@@ -140,5 +142,15 @@ func (c *caseResult) writeHTML(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return res.WriteReport(dir)
+	return c.marked(res).WriteReport(dir)
+}
+
+// marked marks, in the report of res, the call the finding's summary
+// names, if it names one: the report then opens at that call, not at
+// whichever of its neighbours porcupine shows first.
+func (c *caseResult) marked(res linearizability.Result) linearizability.Result {
+	if v := c.verdict; v != nil && v.explained && v.named >= 0 && v.named < len(c.ops) {
+		return res.Mark(c.ops[v.named], v.finding.Summary)
+	}
+	return res
 }

@@ -36,8 +36,9 @@ func (c *caseResult) modelIllegal(ops []linearizability.Operation) bool {
 // explainModel names the first call whose return makes the history
 // illegal: the history cut at each call's return (calls made later left
 // out, calls still open then kept with their outcome unknown) is legal up
-// to it. "" if it cannot tell.
-func (c *caseResult) explainModel() string {
+// to it, and returns its index in the case's ops; "" and -1 if it cannot
+// tell.
+func (c *caseResult) explainModel() (string, int) {
 	var returned []int
 	for i, op := range c.ops {
 		if op.Return != linearizability.Never && op.Output != nil {
@@ -60,7 +61,7 @@ func (c *caseResult) explainModel() string {
 	}
 	k := sort.Search(len(returned), func(k int) bool { return c.modelIllegal(cut(c.ops[returned[k]].Return)) })
 	if k == len(returned) {
-		return ""
+		return "", -1
 	}
 	i := returned[k]
 	op := c.ops[i]
@@ -69,7 +70,7 @@ func (c *caseResult) explainModel() string {
 		what = describe(op.Input, op.Output)
 	}
 	return fmt.Sprintf("%s's call returning at step %d (%s) is the first that no order of the calls and session expiries before it allows",
-		c.h.porcClient(op.ClientID), c.opStep(i), what)
+		c.h.porcClient(op.ClientID), c.opStep(i), what), i
 }
 
 // modelHTML writes porcupine's view of a Recipe's history to dir.
@@ -78,5 +79,5 @@ func (c *caseResult) modelHTML(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return res.WriteReport(dir)
+	return c.marked(res).WriteReport(dir)
 }

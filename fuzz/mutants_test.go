@@ -254,8 +254,14 @@ func TestCheckFailsAndReplays(t *testing.T) {
 			if report == nil || filepath.Dir(report[1]) != html {
 				t.Fatalf("no HTML report in %s:\n%s", html, out)
 			}
-			if _, err := os.Stat(report[1]); err != nil {
+			page, err := os.ReadFile(report[1])
+			if err != nil {
 				t.Fatal(err)
+			}
+			// A summary in porcupine's words names a call, at a step; the
+			// report marks that call, so that both point at the same one.
+			if regexp.MustCompile(`at step \d+.*\(porcupine finds no order`).MatchString(out) && !strings.Contains(string(page), `"Description":"✗ the call the finding names"`) {
+				t.Fatalf("the summary names a call, and the report %s does not mark it:\n%s", report[1], out)
 			}
 			files, _ := filepath.Glob(filepath.Join(dir, "testdata", "rapid", "TestHelperCheck", "*.fail"))
 			if len(files) != 1 {

@@ -38,6 +38,7 @@ type Result struct {
 	ops     []porcupine.Operation
 	faults  []Fault
 	timeout time.Duration
+	mark    *mark // the operation a finding names, for the report
 }
 
 // check runs porcupine over ops. A timeout of 0 means no limit.

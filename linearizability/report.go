@@ -63,14 +63,43 @@ func (r Result) WriteReport(dir string) (string, error) {
 	return f.Name(), nil
 }
 
+// mark is an operation a finding names (Result.Mark).
+type mark struct {
+	op   Operation
+	note string
+}
+
+// markLabel labels the marked operation's row in a report; the page's
+// script finds it by this text.
+const markLabel = "✗ the call the finding names"
+
+// Mark returns r with op, an operation of the checked history, marked in
+// its report: a row of its own ("finding") spans the operation, labelled
+// so, with note (the finding's summary) shown when it is clicked, and the
+// page opens scrolled to it rather than to porcupine's first illegal
+// point. A finding that names one call marks it, so that its summary and
+// its report point at the same call: porcupine marks every call that
+// could not come next, which may be a neighbour of the one the summary
+// names.
+func (r Result) Mark(op Operation, note string) Result {
+	r.mark = &mark{op: op, note: note}
+	return r
+}
+
 // scrollToIllegal is the script a report runs once loaded: it scrolls the
-// page to the first point porcupine marks as an illegal linearization
-// point (the leftmost one of the longest partial linearizations, which
-// porcupine shows at first), as its "jump to first error" link does, but
-// without selecting it. A legal history has none, and the page stays where
-// it opens.
+// page to the call the finding names (Result.Mark), or else to the first
+// point porcupine marks as an illegal linearization point (the leftmost
+// one of the longest partial linearizations, which porcupine shows at
+// first), as its "jump to first error" link does, but without selecting
+// it. A legal history has none, and the page stays where it opens.
 const scrollToIllegal = `<script id="zksim-scroll-to-illegal">
 window.addEventListener('load', function () {
+  var marked = Array.prototype.filter.call(document.querySelectorAll('svg text'),
+    function (t) { return t.textContent === '` + markLabel + `' })
+  if (marked.length > 0) {
+    marked[0].scrollIntoView({inline: 'center', block: 'center'})
+    return
+  }
   var points = Array.prototype.filter.call(
     document.querySelectorAll('line.linearization-invalid.linearization-point'),
     function (p) { return !p.parentElement.classList.contains('hidden') })
@@ -122,6 +151,20 @@ func (r Result) annotations() []porcupine.Annotation {
 		}
 		annotations = append(annotations, a)
 		last = max(last, f.End)
+	}
+	if m := r.mark; m != nil {
+		end := m.op.Return
+		if end == Never {
+			end = max(last, m.op.Call)
+		}
+		annotations = append(annotations, porcupine.Annotation{
+			Tag:             "finding",
+			Start:           m.op.Call,
+			End:             end,
+			Description:     markLabel,
+			Details:         m.note,
+			BackgroundColor: "#ff6b6b",
+		})
 	}
 	annotations = append(annotations, porcupine.Annotation{
 		Tag:         "checker",

@@ -72,3 +72,36 @@ func TestWriteReportNeedsACheck(t *testing.T) {
 		t.Fatal("WriteReport of a zero Result succeeded")
 	}
 }
+
+// A finding that names a call marks it: the report gets a row of its own
+// spanning that call, with the finding's words, and opens scrolled to it.
+func TestWriteReportMarksTheNamedCall(t *testing.T) {
+	h := recordLock(t, lockScenario{pause: true})
+	res := checkMutex(t, h)
+	named := h.Operations[len(h.Operations)-1]
+	path, err := res.Mark(named, "the words of the finding").WriteReport(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(data)
+	for _, want := range []string{
+		`"Tag":"finding"`,
+		`"Description":"✗ the call the finding names"`,
+		`"Details":"the words of the finding"`,
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the marked report does not contain %s", want)
+		}
+	}
+	unmarked, err := res.WriteReport(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(unmarked); strings.Contains(string(data), `"Tag":"finding"`) {
+		t.Error("a report of an unmarked result has a finding's row")
+	}
+}
