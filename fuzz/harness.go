@@ -3,6 +3,7 @@ package fuzz
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -170,6 +171,16 @@ func (inc *incarnation) noteLink(ev zk.Event) {
 		inc.downSince.Store(0)
 	case ev.State == zk.StateDisconnected && inc.downSince.Load() == 0:
 		inc.downSince.Store(time.Now().UnixNano())
+	}
+}
+
+// notePanic, deferred by a client's loop, keeps a panic of the code under
+// test (with its stack) for the Panic detector, and ends the loop quietly.
+func (inc *incarnation) notePanic() {
+	if r := recover(); r != nil {
+		inc.mu.Lock()
+		inc.panicked, inc.stack = fmt.Sprint(r), string(debug.Stack())
+		inc.mu.Unlock()
 	}
 }
 

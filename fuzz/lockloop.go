@@ -2,8 +2,6 @@ package fuzz
 
 import (
 	"errors"
-	"fmt"
-	"runtime/debug"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zksim/zksim/linearizability"
@@ -17,13 +15,7 @@ import (
 // stopping at points where the harness keeps its books.
 func (inc *incarnation) run(newLocker NewLocker) {
 	defer close(inc.done)
-	defer func() {
-		if r := recover(); r != nil {
-			inc.mu.Lock()
-			inc.panicked, inc.stack = fmt.Sprint(r), string(debug.Stack())
-			inc.mu.Unlock()
-		}
-	}()
+	defer inc.notePanic()
 	inc.locker = newLocker(inc.gated, lockPath)
 	for {
 		lock := &request{point: pointLock}

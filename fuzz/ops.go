@@ -2,7 +2,6 @@ package fuzz
 
 import (
 	"fmt"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -26,13 +25,7 @@ const opStyles = 4
 // calls Stop once and ends.
 func (inc *incarnation) runOps(sub *subject) {
 	defer close(inc.done)
-	defer func() {
-		if r := recover(); r != nil {
-			inc.mu.Lock()
-			inc.panicked, inc.stack = fmt.Sprint(r), string(debug.Stack())
-			inc.mu.Unlock()
-		}
-	}()
+	defer inc.notePanic()
 	inc.handle = sub.newHandle(inc.ctx, inc.gated, sub.path, inc.slot.id)
 	for {
 		at := &request{point: pointOp}
