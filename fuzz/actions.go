@@ -448,7 +448,9 @@ func (h *harness) move(s *slot, loss *zkfake.ReplyLoss) {
 	} else {
 		h.tally.LostRequests++
 	}
+	h.losing = true
 	h.grant(o, r)
+	h.losing = false
 	remove()
 }
 

@@ -429,6 +429,9 @@ func (h *harness) grant(s *slot, r *request) {
 			h.noteWaiting(s, r.path)
 		}
 		h.note("%s: %s", s.name(), describeCall(r))
+		if h.losing {
+			h.cur.lostAfter = len(h.cur.lines)
+		}
 		r.grant <- true
 	} else {
 		goOn := h.onPoint(s, r)

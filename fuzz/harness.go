@@ -213,6 +213,9 @@ type harness struct {
 	// reconnectTo is the member a client whose reply the current move
 	// loses reconnects to (0: the one it is on).
 	reconnectTo int
+	// losing is true while the harness grants a request whose exchange
+	// it has arranged to lose: the story tells the loss right after it.
+	losing bool
 
 	// rec records the history porcupine checks; opSteps runs beside the
 	// operations recorded during the case, index for index, with the

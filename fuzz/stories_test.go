@@ -74,3 +74,27 @@ func TestStoryLeavesOutHarnessSessions(t *testing.T) {
 		}
 	}
 }
+
+// TestStoryTellsALostExchangeInOrder checks that a lost request or reply
+// is told where it happened: right after the request it befell, before
+// what the client then saw (its connection closed) and what it did next.
+func TestStoryTellsALostExchangeInOrder(t *testing.T) {
+	lost := regexp.MustCompile(`^ *· .*(never reaches the server|but the reply is lost)$`)
+	request := regexp.MustCompile(`^ *client \d+( \(restart \d+\))?: \S`)
+	told := 0
+	for _, s := range storiesOf(t, fuzz.Lock(targets.NewQueueLock), 60) {
+		lines := strings.Split(s, "\n")
+		for i, l := range lines {
+			if !lost.MatchString(l) {
+				continue
+			}
+			told++
+			if i == 0 || !request.MatchString(lines[i-1]) {
+				t.Fatalf("a lost exchange is told after something other than the request it befell:\n%s\n%s", lines[i-1], l)
+			}
+		}
+	}
+	if told == 0 {
+		t.Fatal("no story tells a lost exchange")
+	}
+}

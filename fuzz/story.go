@@ -22,6 +22,10 @@ type step struct {
 	verdict string          // a finding the log showed in this step
 	span    time.Duration   // how long the step let time pass
 	quiet   bool            // time passing with nothing to tell: merged when told
+	// lostAfter, when not 0, is how many of lines come before the server's
+	// account of the step's lost exchange: the request the loss befell is
+	// the last of them, and what the client then saw comes after.
+	lostAfter int
 }
 
 // tick moves time on a little and takes in what that woke, so that every
@@ -248,25 +252,36 @@ func (h *harness) render() string {
 		quiet = nil
 	}
 	for _, st := range h.story {
-		var server []string
+		var server, lost []string
 		for _, r := range st.records {
-			if line := h.describeRecord(r, st.index); line != "" {
+			line := h.describeRecord(r, st.index)
+			switch {
+			case line == "":
+			case r.Kind == zkfake.RecordFault && st.lostAfter > 0:
+				lost = append(lost, line)
+			default:
 				server = append(server, line)
 			}
 		}
 		if st.verdict != "" {
 			server = append(server, st.verdict)
 		}
-		if st.quiet && len(st.lines) == 0 && len(server) == 0 {
+		if st.quiet && len(st.lines) == 0 && len(server) == 0 && len(lost) == 0 {
 			quiet = append(quiet, st)
 			continue
 		}
 		flush()
 		fmt.Fprintf(&b, "%3d. [%s] %s\n", st.index+1, at(st.at), StableName(st.action))
-		for _, l := range st.lines {
+		for i, l := range st.lines {
+			if i == st.lostAfter && i > 0 {
+				for _, l := range lost {
+					fmt.Fprintf(&b, "       · %s\n", StableName(l))
+				}
+				lost = nil
+			}
 			fmt.Fprintf(&b, "       %s\n", StableName(l))
 		}
-		for _, l := range server {
+		for _, l := range append(lost, server...) {
 			fmt.Fprintf(&b, "       · %s\n", StableName(l))
 		}
 	}
