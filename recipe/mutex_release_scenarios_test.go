@@ -226,3 +226,58 @@ func testAbandonedUnlockAfterUnseenDeletion(t *testing.T, env zktest.Env) {
 		t.Fatalf("Unlock of a hold whose node another session deleted before the release began = %v, want ErrLockLost", err)
 	}
 }
+
+// stalledDeleteConn is lateEventConn whose Deletes of the held node after
+// the first wait until stalled is closed: an Unlock bounded by a context
+// gives up on the second one.
+type stalledDeleteConn struct {
+	*lateEventConn
+	stalled chan struct{}
+	deletes int
+}
+
+func (l *stalledDeleteConn) Delete(path string, version int32) error {
+	l.mu.Lock()
+	own := path == l.node
+	if own {
+		l.deletes++
+	}
+	second := own && l.deletes > 1
+	l.mu.Unlock()
+	if second {
+		<-l.stalled
+	}
+	return l.lateEventConn.Delete(path, version)
+}
+
+// The holder closes its Conn, and then calls Unlock with a deadline, as a
+// deferred Unlock after a Close does. Every request after Close fails at
+// once with zk.ErrConnectionClosed, as one in flight when a connection
+// drops does; the node's deletion (by the session's close) reaches the
+// recipe only after the first Delete's answer, and the second Delete is
+// still out when the deadline comes. Unlock must not return nil: the hold
+// ended with the session, before Unlock began, and no Delete of the
+// handle's reached the server. (It took the "connection closed" of a
+// Delete on the closed Conn for one that may have deleted the node, and
+// the deletion it then saw for that Delete's work.)
+func testUnlockAfterOwnClose(t *testing.T, env zktest.Env) {
+	dir := env.Base() + "/lock"
+	conn, _ := env.Connect(t, sessionTimeout)
+	l := &stalledDeleteConn{lateEventConn: &lateEventConn{Conn: conn, real: env.Real(), held: make(chan struct{})}, stalled: make(chan struct{})}
+	m := recipe.NewMutex(l, dir)
+	if err := m.Lock(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := m.UnlockContext(ctx); err == nil {
+		t.Fatal("UnlockContext after the holder closed its Conn returned nil: it claims a release that no Delete made")
+	}
+	// The release is left pending; the next Unlock ends it, and the
+	// Conn shows itself closed: the hold was lost, not released.
+	close(l.stalled)
+	if err := m.Unlock(); !errors.Is(err, recipe.ErrLockLost) && !errors.Is(err, zk.ErrClosing) {
+		t.Fatalf("Unlock of the pending release after the holder closed its Conn = %v, want ErrLockLost or zk.ErrClosing", err)
+	}
+}

@@ -54,6 +54,7 @@ var mutexScenarios = []zktest.Scenario{
 	{Name: "FailedUnlockOutlivesQuorumLoss", Body: testFailedUnlockOutlivesQuorumLoss},
 	{Name: "UnlockAfterUnseenDeletion", Body: testUnlockAfterUnseenDeletion},
 	{Name: "AbandonedUnlockAfterUnseenDeletion", Body: testAbandonedUnlockAfterUnseenDeletion},
+	{Name: "UnlockAfterOwnClose", Body: testUnlockAfterOwnClose},
 }
 
 func runMutexScenarios(t *testing.T, target zktest.Target) {
