@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/zksim/zksim/linearizability"
 	"github.com/zksim/zksim/recipe"
-	"github.com/zksim/zksim/zkfake"
 )
 
 // This file is how a lock client calls its locker: the ways a move lets it
@@ -218,79 +216,6 @@ func (w how) unlockCall() string {
 	return "Unlock"
 }
 
-// touchNode deletes s's nodes in the lock's directory, or with write sets
-// their data, through a session of the harness's own, as an operator or a
-// buggy program would. A write changes nothing of the lock (but fires the
-// watches on the nodes). A deletion ends the hold of s, if it was holding
-// or about to (a Revoke in the history): it may go on in its critical
-// section unaware, and another client may take the lock meanwhile, which
-// is no violation. A client with no node lets the next client move
-// instead.
-func (h *harness) touchNode(s *slot, write bool) {
-	inc := s.inc
-	// A Recipe's model knows nothing of nodes deleted behind a client's
-	// back (a lock's has Revoke): its nodes are written to instead.
-	write = write || !h.sub.isLock()
-	session := inc.conn.SessionID()
-	nodes := h.nodesOf(session)
-	// Without a quorum nobody deletes or writes anything.
-	if len(nodes) == 0 || inc.partitioned || inc.paused || len(h.stopped) > 0 {
-		h.move(s, nil)
-		return
-	}
-	verb := "deletes"
-	if write {
-		verb = "writes to"
-	}
-	h.begin(fmt.Sprintf("someone else %s %s's node%s in %s", verb, s.name(), map[bool]string{true: "s", false: ""}[len(nodes) > 1], h.dir))
-	if h.admin == nil {
-		h.admin = h.ownSession()
-	}
-	deleted := false
-	for _, p := range nodes {
-		var err error
-		if write {
-			_, err = h.admin.Set(p, []byte("touched"), -1)
-		} else {
-			err = h.admin.Delete(p, -1)
-		}
-		if err != nil {
-			h.note("the harness's %s %s fails: %v", verb, StableName(p), err)
-			continue
-		}
-		h.writes++ // a change on the server, for the poll detector
-		deleted = deleted || !write
-	}
-	if deleted && (s.phase == phaseHolding || s.phase == phaseLocking) {
-		s.revoked = true
-		at := h.rec.Now()
-		h.add(operatorRow, linearizability.MutexInput{Op: linearizability.Revoke, Lock: lockPath, Session: session}, linearizability.MutexOutput{OK: true}, at, at)
-	}
-	h.settle()
-}
-
-// ownSession opens a session of the harness's own, for what no client
-// does: preparing the lock's directory, touching a client's nodes, reading
-// what the server holds. It is pinned to the leader, which never lags: a
-// follower may restart behind the leader and show a past the harness must
-// not take for the present.
-func (h *harness) ownSession() *zkfake.Conn {
-	conn, _, err := h.srv.Connect(10*h.srv.TickTime(), zkfake.WithMember(0))
-	if err != nil {
-		panic(fmt.Sprintf("zkfuzz: connecting the harness's own session: %v", err))
-	}
-	h.sessions[conn.SessionID()] = ownSession
-	return conn
-}
-
-// closeAdmin closes the harness's own session, if it opened one.
-func (h *harness) closeAdmin() {
-	if h.admin != nil {
-		h.admin.Close()
-		h.admin = nil
-	}
-}
-
 // lockOverlapped reports whether another client's Lock was under way at
 // some time during s's Lock call: it is now, or it returned after s's
 // began.
@@ -329,22 +254,4 @@ func describePath(l Locker) string {
 		return " on " + p.Path()
 	}
 	return ""
-}
-
-// checkClosedConn counts a request a process makes on a Conn it closed:
-// a few are fine (it takes a failed request or two to learn that the Conn
-// is closed), a retry loop is not.
-func (h *harness) checkClosedConn(s *slot) {
-	inc := s.inc
-	if !inc.closed {
-		return
-	}
-	if inc.callsAfterClose++; inc.callsAfterClose > closedCallLimit {
-		in := "a goroutine of its " + h.sub.handleName()
-		if call := s.inCall(); call != "" {
-			in = "its " + call
-		}
-		h.found(Liveness, "%s made %d requests on its Conn after closing it at step %d, in %s: calls on a closed Conn must fail at once, not retry",
-			s.name(), inc.callsAfterClose, inc.closedStep, in)
-	}
 }

@@ -10,12 +10,16 @@ import (
 // test, Fuzz gives go test -fuzz a target.
 
 // Check runs a campaign of cases against target — a Recipe of your own,
-// a lock (Lock), or one of the package's recipes (RecipeElection...) — and
+// a lock (Lock), or a built-in target of package fuzz/targets
+// (targets.Election(targets.RecipeElection)...) — and
 // fails t with the shrunk counterexample: its detector, its story, the
 // path of porcupine's HTML report, and rapid's instructions to replay it
 // (rapid also saves a fail file under testdata/rapid/<test name>, which
 // every later `go test` replays first). The number of cases and the seed
-// come from rapid's flags (-rapid.checks, default 100, and -rapid.seed).
+// come from rapid's flags (-rapid.checks, default 100, and -rapid.seed),
+// as does the time spent shrinking (-rapid.shrinktime) and the fail file:
+// of the options, Check heeds WithClients, WithSteps, WithFencing,
+// WithHTMLDir and OnEnsemble; the others are Run's.
 //
 // With OnEnsemble naming an ensemble, Check runs a lock's campaign,
 // RealCases cases, against it instead, in real time (see the package
@@ -43,7 +47,7 @@ func Check(t *testing.T, target Target, opts ...Option) {
 //		f.Fuzz(fuzz.Fuzz(fuzz.Lock(fuzz.RecipeMutex)))
 //	}
 //
-// Coverage-guided mutation of rapid's bytes finds bugs far more slowly than
+// Of the options it heeds WithClients, WithSteps and WithFencing. Coverage-guided mutation of rapid's bytes finds bugs far more slowly than
 // Check's own campaign; the target is there for long unattended runs.
 func Fuzz(target Target, opts ...Option) func(*testing.T, []byte) {
 	e := newEngine(target.subject(), configure(opts))

@@ -37,7 +37,8 @@
 // The schedule is a list of actions rapid draws and shrinks: a client's
 // next move; a move whose request is lost before the server applies it, or
 // whose reply is lost after; a partition and its healing; a session expiry;
-// a crash, after which a new process takes the client's place; a process
+// a crash, after which the client restarts (a new process, told as
+// "client N (restart M)", with a session of its own); a process
 // frozen past its session timeout (a long GC pause) and thawed; a follower
 // that starts lagging, so that its sessions read stale data and hear their
 // watches late, and catches up; an expiry after which the client's next
@@ -364,7 +365,9 @@
 //
 // Inside package fuzz the files are layers too, bottom to top: the API a
 // user writes against (fuzz.go, options.go, locker.go, recipe.go,
-// stepdown.go); one case in its bubble (its data in harness.go, the rest
+// stepdown.go, names.go; RecipeMutex, which reaches into the case for its
+// client's name and listener, lives with the lock loop in
+// recipemutex.go); one case in its bubble (its data in harness.go, the rest
 // in files named for what they do); reading a case once it has run
 // (history.go, explain.go, model.go); and the campaigns that run cases by
 // the thousand (engine.go, campaign.go, shim.go, program.go, real.go,
@@ -399,7 +402,7 @@
 //     method it needs to that interface); its porcupine model in
 //     linearizability/; its scenarios as zktest.Scenarios in recipe's
 //     tests, run with zktest.RunScenarios on fake.NewTarget() and on
-//     ensemble.NewTarget(...); its mutants in fuzz.
+//     ensemble.NewTarget(...); its mutants in fuzz/targets.
 //   - A fault: the model in zkfake (the pure decision in the core, the
 //     timing in the shell, a method on Server or Conn); an optional
 //     interface in zkfake/zktest/target.go, implemented by fake.Faults and,

@@ -141,3 +141,54 @@ func (h *harness) endFault(inc *incarnation) {
 		inc.endCut = nil
 	}
 }
+
+// touchNode deletes s's nodes in the lock's directory, or with write sets
+// their data, through a session of the harness's own, as an operator or a
+// buggy program would. A write changes nothing of the lock (but fires the
+// watches on the nodes). A deletion ends the hold of s, if it was holding
+// or about to (a Revoke in the history): it may go on in its critical
+// section unaware, and another client may take the lock meanwhile, which
+// is no violation. A client with no node lets the next client move
+// instead.
+func (h *harness) touchNode(s *slot, write bool) {
+	inc := s.inc
+	// A Recipe's model knows nothing of nodes deleted behind a client's
+	// back (a lock's has Revoke): its nodes are written to instead.
+	write = write || !h.sub.isLock()
+	session := inc.conn.SessionID()
+	nodes := h.nodesOf(session)
+	// Without a quorum nobody deletes or writes anything.
+	if len(nodes) == 0 || inc.partitioned || inc.paused || len(h.stopped) > 0 {
+		h.move(s, nil)
+		return
+	}
+	verb := "deletes"
+	if write {
+		verb = "writes to"
+	}
+	h.begin(fmt.Sprintf("someone else %s %s's node%s in %s", verb, s.name(), map[bool]string{true: "s", false: ""}[len(nodes) > 1], h.dir))
+	if h.admin == nil {
+		h.admin = h.ownSession()
+	}
+	deleted := false
+	for _, p := range nodes {
+		var err error
+		if write {
+			_, err = h.admin.Set(p, []byte("touched"), -1)
+		} else {
+			err = h.admin.Delete(p, -1)
+		}
+		if err != nil {
+			h.note("the harness's %s %s fails: %v", verb, StableName(p), err)
+			continue
+		}
+		h.writes++ // a change on the server, for the poll detector
+		deleted = deleted || !write
+	}
+	if deleted && (s.phase == phaseHolding || s.phase == phaseLocking) {
+		s.revoked = true
+		at := h.rec.Now()
+		h.add(operatorRow, linearizability.MutexInput{Op: linearizability.Revoke, Lock: lockPath, Session: session}, linearizability.MutexOutput{OK: true}, at, at)
+	}
+	h.settle()
+}

@@ -29,7 +29,7 @@ import (
 // it), and fails on a file that has no layer yet.
 var fileLayers = [][]string{
 	// The API: what a user writes against.
-	{"doc.go", "fuzz.go", "options.go", "locker.go", "recipe.go", "stepdown.go"},
+	{"doc.go", "fuzz.go", "options.go", "locker.go", "recipe.go", "stepdown.go", "names.go"},
 	// One case, in its bubble: its data, clients, gate, faults, detectors
 	// and story.
 	{"harness.go", "case.go", "sessions.go", "fencing.go", "rows.go", "lockloop.go", "recipemutex.go", "behaviour.go",
@@ -140,4 +140,27 @@ func exportImporter(t *testing.T, fset *token.FileSet) types.Importer {
 		}
 		return os.Open(file)
 	})
+}
+
+// maxFileLines is the most lines a non-test file of the harness (package
+// fuzz and the packages under it) may have: a file a reader can hold.
+const maxFileLines = 600
+
+func TestFileLengths(t *testing.T) {
+	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if n := strings.Count(string(data), "\n"); n > maxFileLines {
+			t.Errorf("%s has %d lines, more than %d: split it by responsibility", path, n, maxFileLines)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

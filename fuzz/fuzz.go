@@ -45,10 +45,11 @@ const (
 
 // Finding is one violation, from the shrunk case rapid settled on.
 type Finding struct {
+	// Detector is what found it.
 	Detector Detector
 	// Summary says in one sentence what went wrong, naming the clients,
 	// the steps of the Story and the fencing tokens involved: for
-	// instance "client 2 acquired at step 14 with token 9 while client 1
+	// instance "client 1 acquired at step 14 with token 9 while client 0
 	// had held since step 9 with token 7, both sessions alive (...)". For
 	// a history porcupine finds illegal, the sentence names the first
 	// acquisition (or write) that no order allows, and porcupine's own
@@ -101,7 +102,8 @@ type Progress struct {
 	Findings int
 	// Shrinking is true once a finding is being shrunk.
 	Shrinking bool
-	Elapsed   time.Duration
+	// Elapsed is the wall time since the campaign began.
+	Elapsed time.Duration
 	// Faults counts the faults the cases injected so far, and how they
 	// ended (see Report.Faults).
 	Faults Faults
@@ -212,6 +214,8 @@ func (p Progress) CasesPerSecond() float64 {
 
 // Report is what a campaign found.
 type Report struct {
+	// Name is the campaign's name (WithName), Seed its seed: with the
+	// count of cases they replay it.
 	Name string
 	Seed uint64
 	// Cases is how many cases ran before the first finding, or in all if
@@ -220,8 +224,10 @@ type Report struct {
 	// counted, nor in Steps and Faults); Runs adds the runs spent
 	// shrinking.
 	Cases, Runs int
-	Steps       int
-	Elapsed     time.Duration
+	// Steps is how many harness steps the counted cases took; Elapsed,
+	// the campaign's wall time.
+	Steps   int
+	Elapsed time.Duration
 	// Findings holds the shrunk finding, if any: rapid stops at the first
 	// failing case and shrinks it.
 	Findings []Finding

@@ -3,13 +3,11 @@ package fuzz
 import (
 	"context"
 	"fmt"
-	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zksim/zksim/linearizability"
 	"github.com/zksim/zksim/zkfake"
 	"pgregory.net/rapid"
@@ -159,38 +157,6 @@ type incarnation struct {
 	call *Call
 	// heard is what the locker's state listener heard, if it has one.
 	heard stateHeard
-}
-
-// noteLink follows the client's connection by its session events: the
-// client knows it lost the connection when it hears Disconnected, and that
-// it is back when it hears HasSession.
-func (inc *incarnation) noteLink(ev zk.Event) {
-	switch {
-	case ev.Type != zk.EventSession:
-	case ev.State == zk.StateHasSession:
-		inc.downSince.Store(0)
-	case ev.State == zk.StateDisconnected && inc.downSince.Load() == 0:
-		inc.downSince.Store(time.Now().UnixNano())
-	}
-}
-
-// notePanic, deferred by a client's loop, keeps a panic of the code under
-// test (with its stack) for the Panic detector, and ends the loop quietly.
-func (inc *incarnation) notePanic() {
-	if r := recover(); r != nil {
-		inc.mu.Lock()
-		inc.panicked, inc.stack = fmt.Sprint(r), string(debug.Stack())
-		inc.mu.Unlock()
-	}
-}
-
-// disconnected is how long the client has been without a connection, by
-// what it heard; 0 while it has one.
-func (inc *incarnation) disconnected() time.Duration {
-	if since := inc.downSince.Load(); since != 0 {
-		return time.Since(time.Unix(0, since))
-	}
-	return 0
 }
 
 // harness runs one case.

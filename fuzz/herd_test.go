@@ -29,7 +29,8 @@ func TestHerdAttributesLateWakeups(t *testing.T) {
 	late := map[string]zkfake.Record{
 		// A follower catches up and delivers the release's event.
 		"a follower catching up": {Kind: zkfake.RecordWatch, Session: 3, Zxid: 4, Op: "EventNodeChildrenChanged", Path: lockPath, Time: t0.Add(3 * time.Second)},
-		// Client 3 reconnects; its watch fires at once, with today's zxid.
+		// Session 3's client reconnects; its watch fires at once, with
+		// today's zxid.
 		"a reconnect": {Kind: zkfake.RecordWatch, Session: 3, Zxid: 5, Op: "EventNodeChildrenChanged", Path: lockPath, Time: t0.Add(3 * time.Second)},
 	}
 	for how, r := range late {

@@ -187,3 +187,21 @@ func (h *harness) background(d time.Duration) {
 		waited += step
 	}
 }
+
+// checkClosedConn counts a request a process makes on a Conn it closed:
+// a few are fine (it takes a failed request or two to learn that the Conn
+// is closed), a retry loop is not.
+func (h *harness) checkClosedConn(s *slot) {
+	inc := s.inc
+	if !inc.closed {
+		return
+	}
+	if inc.callsAfterClose++; inc.callsAfterClose > closedCallLimit {
+		in := "a goroutine of its " + h.sub.handleName()
+		if call := s.inCall(); call != "" {
+			in = "its " + call
+		}
+		h.found(Liveness, "%s made %d requests on its Conn after closing it at step %d, in %s: calls on a closed Conn must fail at once, not retry",
+			s.name(), inc.callsAfterClose, inc.closedStep, in)
+	}
+}

@@ -75,7 +75,9 @@ func TestReadmeGoBlocksCompile(t *testing.T) {
 		t.Fatal("README.md has no ```go block; the test would check nothing")
 	}
 	// Inside the module (so that its packages and go.sum resolve with no
-	// network), under testdata (so that ./... never sees a leftover).
+	// network), under testdata (so that ./... never sees a leftover), in
+	// a directory of its own (so that runs may overlap). The checkout
+	// must be writable, as for rapid's fail files.
 	tmp, err := os.MkdirTemp(filepath.Join(root, "fuzz", "testdata"), "readme")
 	if err != nil {
 		t.Fatal(err)

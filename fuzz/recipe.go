@@ -310,60 +310,6 @@ func (s *subject) handleName() string {
 // isLock reports whether the subject is a lock, run by the lock loop.
 func (s *subject) isLock() bool { return s.newLocker != nil }
 
-const (
-	// lockPath is the lock's directory in every case; the first Lock
-	// makes it and its parent.
-	lockPath = "/locks/mutex"
-	// Sessions are drawn over the whole range ZooKeeper negotiates, 2 to
-	// 20 ticks of a tickTime drawn per case (tickTimes): from 400ms to two
-	// minutes. The client notices a partition at two thirds of its session
-	// timeout and dials again a second later (go-zookeeper's rhythm). With
-	// a short session that dial comes after the server has expired the
-	// session, so every partition the client notices ends in an expiry;
-	// with a long one (over 3s) it comes before, so a partition healed in
-	// between ends with the session resumed: watches re-armed, a holder
-	// back from suspended to held.
-	//
-	// Each client asks a little more than the one before (a little less,
-	// at 20 ticks), so that no two clients' session timers fall due at the
-	// same instant: timers due together fire in an order the runtime
-	// picks, which would make a case unrepeatable.
-	timeoutSpacing = 37 * time.Millisecond
-	// stepTime is how far time moves at the start of every step, so that
-	// every step happens at an instant of its own: the server's log can
-	// then be told step by step, and faults injected in consecutive steps
-	// start their timers at different instants.
-	stepTime = time.Microsecond
-	// stallLimit is how long, once faults are healed, clients may go
-	// without any Lock or Unlock returning before the case is declared
-	// stuck, in a case whose sessions are all short. It must outlast every
-	// legitimate wait: a session timeout, the client's reconnect rounds,
-	// and recipe.Mutex's 15s retry budget; a case with longer sessions
-	// waits longer (harness.stallLimit).
-	stallLimit = time.Minute
-	// stallMoves bounds the moves clients may make in the wind-down
-	// without any Lock or Unlock returning, for lockers that spin without
-	// ever letting time pass.
-	stallMoves = 5000
-	// pollLimit is how many calls in a row a waiting client may make, each
-	// after time has passed and with nothing changed on the server, before
-	// it is said to poll.
-	pollLimit = 3
-	// unlockAttempts bounds how often a client retries an Unlock that
-	// failed without saying the hold was lost. A client that its move does
-	// not send on (see pointUnlocked) retries until the release settles, as
-	// recipe.Mutex asks ("call Unlock again"); the others leave the release
-	// pending and call Lock again, as a caller that ignores Unlock's error
-	// does. The bound only keeps a locker whose Unlock fails for ever from
-	// looping for ever; the wind-down reports one whose Unlock fails
-	// windDownUnlockFailures times in a row long before.
-	unlockAttempts = 1000
-	// windDownUnlockFailures is how many Unlock calls of one client may
-	// fail in a row, with every fault healed, before the client is said to
-	// be stuck. A sound lock's Unlock retries within (recipe.Mutex for
-	// 15s) and fails only when the connection stays lost.
-	windDownUnlockFailures = 100
-	// lingerTime is how long a case's goroutines get to end once the case
-	// is over.
-	lingerTime = time.Minute
-)
+// lockPath is the lock's directory in every case; the first Lock makes it
+// and its parent.
+const lockPath = "/locks/mutex"

@@ -3,6 +3,7 @@ package fuzz
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zksim/zksim/zkfake"
@@ -44,11 +45,7 @@ func (h *harness) noteSession(inc *incarnation) {
 		return
 	}
 	if _, ok := h.sessions[id]; !ok {
-		name := inc.slot.name()
-		if inc.n > 1 {
-			name = fmt.Sprintf("%s (restart %d)", name, inc.n-1)
-		}
-		h.sessions[id] = name
+		h.sessions[id] = restartedName(inc.slot.id, inc.n-1)
 	}
 }
 
@@ -128,4 +125,48 @@ func (h *harness) replaceClosed(s *slot) bool {
 	h.note("%s's process, its Conn closed, ends and restarts as %s, with a session of its own", s.name(), restartName(s))
 	h.spawn(s)
 	return true
+}
+
+// ownSession opens a session of the harness's own, for what no client
+// does: preparing the lock's directory, touching a client's nodes, reading
+// what the server holds. It is pinned to the leader, which never lags: a
+// follower may restart behind the leader and show a past the harness must
+// not take for the present.
+func (h *harness) ownSession() *zkfake.Conn {
+	conn, _, err := h.srv.Connect(10*h.srv.TickTime(), zkfake.WithMember(0))
+	if err != nil {
+		panic(fmt.Sprintf("zkfuzz: connecting the harness's own session: %v", err))
+	}
+	h.sessions[conn.SessionID()] = ownSession
+	return conn
+}
+
+// closeAdmin closes the harness's own session, if it opened one.
+func (h *harness) closeAdmin() {
+	if h.admin != nil {
+		h.admin.Close()
+		h.admin = nil
+	}
+}
+
+// noteLink follows the client's connection by its session events: the
+// client knows it lost the connection when it hears Disconnected, and that
+// it is back when it hears HasSession.
+func (inc *incarnation) noteLink(ev zk.Event) {
+	switch {
+	case ev.Type != zk.EventSession:
+	case ev.State == zk.StateHasSession:
+		inc.downSince.Store(0)
+	case ev.State == zk.StateDisconnected && inc.downSince.Load() == 0:
+		inc.downSince.Store(time.Now().UnixNano())
+	}
+}
+
+// disconnected is how long the client has been without a connection, by
+// what it heard; 0 while it has one.
+func (inc *incarnation) disconnected() time.Duration {
+	if since := inc.downSince.Load(); since != 0 {
+		return time.Since(time.Unix(0, since))
+	}
+	return 0
 }

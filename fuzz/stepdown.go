@@ -15,10 +15,10 @@ const stepDownGrace = time.Second
 // StepDown is a check a Recipe's Check can make of a handle that holds
 // something in its session (a leadership, a lock's side, a lease): once
 // the session it holds in has expired and its client is on a new one, it
-// must stop saying it holds within a second of its own time
-// (stepDownGrace), not counting time while one of its requests waits at
-// the gate: the handle may be waiting to learn of it from that request.
-// Keep one StepDown per hold; its zero value is ready to use.
+// must stop saying it holds within a second of its own time, and no
+// finding is made while one of its requests waits at the gate: the handle
+// may be waiting to learn of it from that request. Keep one StepDown per
+// hold; its zero value is ready to use.
 type StepDown struct {
 	movedOn time.Time // when the check first saw the client on a new session, the handle still saying it holds
 }

@@ -71,7 +71,8 @@
 // them (remeasured 2026-12-02); the wall time is that of
 // `go run ./cmd/zkfuzz -recipe=NAME -seed=1` on 2 cores, which reports the
 // first finding whatever its detector and includes shrinking, capped at
-// 20s. `make bench` prints the counts over 5 seeds too.
+// 20s. `make bench` measures the counts over 5 seeds too, into
+// testdata/bench.md.
 //
 // The lock mutants:
 //
@@ -97,13 +98,14 @@
 // The last seven are recipe.Mutex's own old defects put back into the
 // queue lock the mutants share (reenter-failed-unlock to
 // unlock-trusts-no-node) and a lock that trusts the listing's order. The
-// mutant locks (mutants.go) keep their own small helpers (pause, a bounded
+// mutant locks (queuelock.go, nodelock.go) keep their own small helpers (pause, a bounded
 // call, a retry loop) beside the recipe's, on purpose: they are
 // independent locks, written as another team would write them, and sharing
 // the recipe's code would make a mutant inherit the very fixes and faults
 // it is there to differ by.
 //
-// The election mutants, and the first-to-create example above:
+// The election mutants, and the first-to-create example of package fuzz's
+// documentation (a recipe of a user's own, measured as the mutants are):
 //
 //	mutant                        what is wrong                                       detector      cases med/max  wall
 //	election-herd                 candidates watch the directory's children           herd          8.5 / 51       17.6s

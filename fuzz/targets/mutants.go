@@ -11,8 +11,9 @@ import (
 	"github.com/zksim/zksim/zkfake/zktest"
 )
 
-// Mutant is a deliberately broken lock or election: the campaign must
-// find each one, with the detector named.
+// Mutant is a deliberately broken recipe — a lock, an election, a
+// read/write lock or a semaphore: the campaign must find each one, with
+// the detector named.
 type Mutant struct {
 	// Name selects the mutant in cmd/zkfuzz (-recipe=NAME).
 	Name string
@@ -29,11 +30,13 @@ type Mutant struct {
 	// before Detector does: a queue ordered wrongly deadlocks as often as
 	// it lets two in.
 	Also []fuzz.Detector
-	// Recipe names what it breaks: "mutex" or "election".
+	// Recipe names the kind of recipe it breaks: "mutex", "election",
+	// "rwmutex" or "semaphore".
 	Recipe string
 }
 
-// Mutants returns the built-in broken locks, then the broken elections.
+// Mutants returns the built-in broken locks, then the broken elections,
+// read/write locks and semaphores.
 // Each lock is a small lock written the way people write them, with one
 // classic mistake; the queue lock they share is otherwise sound (a test
 // holds it to the same campaign as recipe.Mutex). Each election breaks

@@ -73,6 +73,8 @@ func (l *QueueLock) Held() bool {
 	return l.holding && l.conn.SessionID() == l.session && l.conn.State() == zk.StateHasSession
 }
 
+// Token returns the fencing token of the hold, the czxid of the lock's
+// node, and 0 without a hold.
 func (l *QueueLock) Token() int64 {
 	if !l.holding {
 		return 0
@@ -80,6 +82,7 @@ func (l *QueueLock) Token() int64 {
 	return l.token
 }
 
+// Lock queues and waits until the lock is the caller's, or ctx ends.
 func (l *QueueLock) Lock(ctx context.Context) error {
 	if l.holding {
 		return nil
@@ -502,6 +505,7 @@ func (l *QueueLock) abandon() {
 	l.sweep(context.Background())
 }
 
+// Unlock releases the lock: UnlockContext with no deadline.
 func (l *QueueLock) Unlock() error {
 	return l.UnlockContext(context.Background())
 }

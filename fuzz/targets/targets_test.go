@@ -14,7 +14,7 @@ import (
 
 // TestRecipeElection runs the project's leader election through
 // campaigns of every size of client group, as TestRecipeMutex does the
-// lock. A longer run: go test ./fuzz -run TestRecipeElection -rapid.checks=5000.
+// lock. A longer run: go test ./fuzz/targets -run TestRecipeElection -rapid.checks=5000.
 func TestRecipeElection(t *testing.T) {
 	for _, n := range []int{2, 3, 5, 8} {
 		t.Run(fmt.Sprintf("clients=%d", n), func(t *testing.T) {
