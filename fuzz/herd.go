@@ -279,5 +279,8 @@ func (d *herdDetector) describe(c *change) string {
 	case "closeSession":
 		return fmt.Sprintf("the close of %s's session %#x", d.h.client(t.Session), t.Session)
 	}
-	return fmt.Sprintf("%s's %s %s", d.h.client(t.Session), t.Op, t.Path)
+	if who := d.h.client(t.Session); who != ownSession {
+		return fmt.Sprintf("%s's %s %s", who, t.Op, t.Path)
+	}
+	return fmt.Sprintf("the harness's %s %s", t.Op, t.Path)
 }
