@@ -308,7 +308,7 @@ func (m *Mutex) release(ctx context.Context, h *hold) (lost bool, err error) {
 	m.mu.Unlock()
 	if seenGone {
 		ours, err := m.awaitOwnDeletes(ctx, h)
-		if err == nil && ours && m.lostAnswersOnly(h) {
+		if err == nil && ours {
 			ours, err = m.lostDeletesCount(ctx, h)
 		}
 		return !ours || m.conn.SessionID() != h.session, err
@@ -342,7 +342,7 @@ func (m *Mutex) release(ctx context.Context, h *hold) (lost bool, err error) {
 		// A Delete of the handle's still out (the background deletion's)
 		// may be the one that deleted it: its answer says.
 		ours, werr := m.awaitOwnDeletes(ctx, h)
-		if werr == nil && ours && m.lostAnswersOnly(h) {
+		if werr == nil && ours {
 			ours, werr = m.lostDeletesCount(ctx, h)
 		}
 		if werr != nil {
@@ -370,27 +370,23 @@ func (m *Mutex) release(ctx context.Context, h *hold) (lost bool, err error) {
 	return false, nil
 }
 
-// lostAnswersOnly reports whether nothing but lost answers (or none yet)
-// say that a Delete of the handle's may have deleted h's node: none
-// answered that it did.
-func (m *Mutex) lostAnswersOnly(h *hold) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return !h.deleted
-}
-
-// lostDeletesCount reports whether Deletes of the handle's whose answers
-// were lost may have deleted h's node. go-zookeeper fails every request
-// made after Close at once with zk.ErrConnectionClosed, as it fails one in
-// flight when a connection drops: on a closed Conn such an answer says the
-// Delete never left, and the node went with the session that Close ended.
-// So unless the Conn has a session now, it is asked (a read, retried
-// through connection loss as every request is): an answer says it is not
-// closed, and the lost Deletes may have deleted the node; a closed Conn
-// shows itself as closedBy reads it, and they did not. The error is ctx's,
-// if it ends first: the release is then not confirmed.
+// lostDeletesCount reports, of a release that a Delete of the handle's
+// deleted h's node or may have (ownDeletion), whether that holds: it does
+// if one answered that it did. Otherwise only lost answers say so, and
+// go-zookeeper fails every request made after Close at once with
+// zk.ErrConnectionClosed, as it fails one in flight when a connection
+// drops: on a closed Conn such an answer says the Delete never left, and
+// the node went with the session that Close ended. So unless the Conn has
+// a session now, it is asked (a read, retried through connection loss as
+// every request is): an answer says it is not closed, and the lost Deletes
+// may have deleted the node; a closed Conn shows itself as closedBy reads
+// it, and they did not. The error is ctx's, if it ends first: the release
+// is then not confirmed.
 func (m *Mutex) lostDeletesCount(ctx context.Context, h *hold) (bool, error) {
-	if m.conn.State() == zk.StateHasSession {
+	m.mu.Lock()
+	confirmed := h.deleted
+	m.mu.Unlock()
+	if confirmed || m.conn.State() == zk.StateHasSession {
 		return true, nil
 	}
 	err := m.retryLoss(ctx, 0, func() error {
@@ -486,7 +482,8 @@ func (m *Mutex) settleSeen(h *hold) bool {
 		m.mu.Unlock()
 		return false
 	}
-	if m.ownDeletion(h) && !h.deleted && m.conn.State() != zk.StateHasSession {
+	ours := m.ownDeletion(h)
+	if ours && !h.deleted && m.conn.State() != zk.StateHasSession {
 		// Only lost answers say a Delete of the handle's may have deleted
 		// the node, and the Conn, without a session, may have been
 		// closed, which would make them say nothing: the next Unlock
@@ -495,7 +492,7 @@ func (m *Mutex) settleSeen(h *hold) bool {
 		return false
 	}
 	var err error
-	if !m.ownDeletion(h) || m.conn.SessionID() != h.session {
+	if !ours || m.conn.SessionID() != h.session {
 		err = ErrLockLost
 	}
 	m.settleLocked(h, err)
