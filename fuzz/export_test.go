@@ -42,15 +42,23 @@ func WithRapid(t *testing.T, checks int, seed uint64, f func()) {
 	f()
 }
 
+// campaign runs checks cases of target from seed with opts, as a test's
+// Check does, on an engine that set has adjusted first, and returns the
+// engine for what it kept.
+func campaign(t *testing.T, target Target, opts []Option, checks int, seed uint64, set func(e *engine)) *engine {
+	e := newEngine(target.subject(), configure(opts))
+	set(e)
+	WithRapid(t, checks, seed, func() { rapid.Check(t, e.property) })
+	return e
+}
+
 // Survey runs checks cases of target from seed, as Check does, but
 // records the first finding accept accepts (any, if accept is nil)
 // without failing t, and skips the cases after it. It returns the
 // finding, unshrunk, and the number of the case that found it; nil and 0
 // if none did.
 func Survey(t *testing.T, target Target, opts []Option, checks int, seed uint64, accept func(*Finding) bool) (*Finding, int64) {
-	e := newEngine(target.subject(), configure(opts))
-	e.survey, e.surveyFor = true, accept
-	WithRapid(t, checks, seed, func() { rapid.Check(t, e.property) })
+	e := campaign(t, target, opts, checks, seed, func(e *engine) { e.survey, e.surveyFor = true, accept })
 	return e.lastFinding(), e.firstFail.Load()
 }
 
@@ -58,9 +66,7 @@ func Survey(t *testing.T, target Target, opts []Option, checks int, seed uint64,
 // the start of every case, until the schedule or the wind-down catches
 // them up.
 func SurveyLagging(t *testing.T, target Target, checks int, seed uint64, accept func(*Finding) bool) (*Finding, int64) {
-	e := newEngine(target.subject(), configure(nil))
-	e.survey, e.surveyFor, e.lagFromStart = true, accept, true
-	WithRapid(t, checks, seed, func() { rapid.Check(t, e.property) })
+	e := campaign(t, target, nil, checks, seed, func(e *engine) { e.survey, e.surveyFor, e.lagFromStart = true, accept, true })
 	return e.lastFinding(), e.firstFail.Load()
 }
 
@@ -77,10 +83,10 @@ func SurveyEnsemble(t *testing.T, target Target, servers []string, cases int, se
 // returns every case's transcript: its story and the server's event log.
 func Transcripts(t *testing.T, target Target, checks int, seed uint64) []string {
 	var transcripts []string
-	e := newEngine(target.subject(), configure(nil))
-	e.survey = true
-	e.onCase = func(c *caseResult) { transcripts = append(transcripts, c.transcript()) }
-	WithRapid(t, checks, seed, func() { rapid.Check(t, e.property) })
+	campaign(t, target, nil, checks, seed, func(e *engine) {
+		e.survey = true
+		e.onCase = func(c *caseResult) { transcripts = append(transcripts, c.transcript()) }
+	})
 	return transcripts
 }
 
@@ -94,19 +100,17 @@ type CaseRecord struct {
 // returns what each did.
 func Records(t *testing.T, target Target, opts []Option, checks int, seed uint64) []CaseRecord {
 	var records []CaseRecord
-	e := newEngine(target.subject(), configure(opts))
-	e.countOnly = true
-	e.onCase = func(c *caseResult) { records = append(records, CaseRecord{History: c.historyDump(), Story: c.story()}) }
-	WithRapid(t, checks, seed, func() { rapid.Check(t, e.property) })
+	campaign(t, target, opts, checks, seed, func(e *engine) {
+		e.countOnly = true
+		e.onCase = func(c *caseResult) { records = append(records, CaseRecord{History: c.historyDump(), Story: c.story()}) }
+	})
 	return records
 }
 
 // CountFaults runs checks cases of target from seed, looking for nothing,
 // and returns the faults they drew and how many cases ran.
 func CountFaults(t *testing.T, target Target, checks int, seed uint64) (Faults, int64) {
-	e := newEngine(target.subject(), configure(nil))
-	e.countOnly = true
-	WithRapid(t, checks, seed, func() { rapid.Check(t, e.property) })
+	e := campaign(t, target, nil, checks, seed, func(e *engine) { e.countOnly = true })
 	return e.faultCounts(), e.runs.Load()
 }
 
