@@ -38,6 +38,7 @@ type Conn struct {
 	requested time.Duration
 	readKey   int64 // picks the server lock's shard for plain reads
 	callback  func(zk.Event)
+	noRenew   bool // WithoutRenewal
 
 	// Read without the server lock by SessionID and State, as go-zookeeper
 	// reads them atomically.
@@ -127,6 +128,14 @@ type ConnOption func(*Conn)
 // put on the event channel, as zk.WithEventCallback does. f runs while the
 // server is locked: it must not call the Conn or the Server.
 func WithEventCallback(f func(zk.Event)) ConnOption { return func(c *Conn) { c.callback = f } }
+
+// WithoutRenewal makes a Conn that, once it learns that its session has
+// expired, does not start a new one as go-zookeeper does: it stays
+// without a session until it is closed. It is for a server that serves
+// the session to a client of its own (package wire), whose client starts
+// its new session itself, so that the server's log holds no session that
+// nobody uses.
+func WithoutRenewal() ConnOption { return func(c *Conn) { c.noRenew = true } }
 
 func sessionEvent(state zk.State, server string) zk.Event {
 	return zk.Event{Type: zk.EventSession, State: state, Server: server}
@@ -519,6 +528,9 @@ func (c *Conn) reconnect() {
 	c.sendEvent(sessionEvent(zk.StateDisconnected, s.cfg.addr))
 	c.sendEvent(sessionEvent(zk.StateConnecting, s.cfg.addr))
 	c.sendEvent(sessionEvent(zk.StateConnected, s.cfg.addr))
+	if c.noRenew {
+		return
+	}
 	s.openSession(c)
 }
 

@@ -2,10 +2,10 @@ package zktest
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zksim/zksim/zkfake/jute"
 )
 
 // Request is a request a Conn made by Wrap is about to send, named in
@@ -98,19 +98,19 @@ func (w *wrapped) create(req Request, send func() (string, error)) (string, erro
 }
 
 func (w *wrapped) Create(path string, data []byte, flags int32, acl []zk.ACL) (string, error) {
-	return w.create(Request{Op: "create", Path: path, Detail: describeFlags(flags)}, func() (string, error) {
+	return w.create(Request{Op: "create", Path: path, Detail: jute.DescribeFlags(flags)}, func() (string, error) {
 		return w.conn.Create(path, data, flags, acl)
 	})
 }
 
 func (w *wrapped) CreateContainer(path string, data []byte, flags int32, acl []zk.ACL) (string, error) {
-	return w.create(Request{Op: "createContainer", Path: path, Detail: describeFlags(flags)}, func() (string, error) {
+	return w.create(Request{Op: "createContainer", Path: path, Detail: jute.DescribeFlags(flags)}, func() (string, error) {
 		return w.conn.CreateContainer(path, data, flags, acl)
 	})
 }
 
 func (w *wrapped) CreateTTL(path string, data []byte, flags int32, acl []zk.ACL, ttl time.Duration) (string, error) {
-	return w.create(Request{Op: "createTTL", Path: path, Detail: describeFlags(flags) + " ttl " + ttl.String()}, func() (string, error) {
+	return w.create(Request{Op: "createTTL", Path: path, Detail: jute.DescribeFlags(flags) + " ttl " + ttl.String()}, func() (string, error) {
 		return w.conn.CreateTTL(path, data, flags, acl, ttl)
 	})
 }
@@ -122,7 +122,7 @@ func (w *wrapped) CreateProtectedEphemeralSequential(path string, data []byte, a
 }
 
 func (w *wrapped) Delete(path string, version int32) error {
-	req := Request{Op: "delete", Path: path, Detail: describeVersion(version), Write: true}
+	req := Request{Op: "delete", Path: path, Detail: jute.DescribeVersion(version), Write: true}
 	b := w.before(req)
 	err := w.conn.Delete(path, version)
 	w.after(req, b, Reply{Err: err})
@@ -162,7 +162,7 @@ func (w *wrapped) GetW(path string) ([]byte, *zk.Stat, <-chan zk.Event, error) {
 }
 
 func (w *wrapped) Set(path string, data []byte, version int32) (*zk.Stat, error) {
-	req := Request{Op: "setData", Path: path, Detail: describeVersion(version), Write: true}
+	req := Request{Op: "setData", Path: path, Detail: jute.DescribeVersion(version), Write: true}
 	b := w.before(req)
 	st, err := w.conn.Set(path, data, version)
 	w.after(req, b, Reply{Stat: st, Err: err})
@@ -210,7 +210,7 @@ func (w *wrapped) GetACL(path string) ([]zk.ACL, *zk.Stat, error) {
 }
 
 func (w *wrapped) SetACL(path string, acl []zk.ACL, version int32) (*zk.Stat, error) {
-	req := Request{Op: "setACL", Path: path, Detail: describeVersion(version), Write: true}
+	req := Request{Op: "setACL", Path: path, Detail: jute.DescribeVersion(version), Write: true}
 	b := w.before(req)
 	st, err := w.conn.SetACL(path, acl, version)
 	w.after(req, b, Reply{Stat: st, Err: err})
@@ -245,39 +245,4 @@ func (w *wrapped) State() zk.State {
 func (w *wrapped) Server() string {
 	w.local("Server")
 	return w.conn.Server()
-}
-
-// describeFlags renders create flags as a Request's Detail does:
-// "persistent", "ephemeral", "sequential", "ephemeral sequential", with
-// any other bit as "flags N".
-func describeFlags(flags int32) string {
-	// Every request's Detail is rendered, whether a hook reads it or not:
-	// the usual flags cost no allocation.
-	switch flags {
-	case 0:
-		return "persistent"
-	case zk.FlagEphemeral:
-		return "ephemeral"
-	case zk.FlagSequence:
-		return "sequential"
-	case zk.FlagEphemeral | zk.FlagSequence:
-		return "ephemeral sequential"
-	}
-	var parts []string
-	if flags&zk.FlagEphemeral != 0 {
-		parts = append(parts, "ephemeral")
-	}
-	if flags&zk.FlagSequence != 0 {
-		parts = append(parts, "sequential")
-	}
-	return strings.Join(append(parts, fmt.Sprintf("flags %d", flags)), " ")
-}
-
-// describeVersion renders a version argument as a Request's Detail does:
-// nothing for -1 (any version), else "version N".
-func describeVersion(version int32) string {
-	if version == -1 {
-		return ""
-	}
-	return fmt.Sprintf("version %d", version)
 }
