@@ -61,6 +61,19 @@
 // runs zk.Lock through an expiry). The listener negotiates session
 // timeouts with the server's own tick time (zkfake.WithTickTime).
 //
+// pipe.NewClient gives a client its own network path, and the faults of a
+// zkfake.Conn in the same words (Client.Partition and Heal, Pause and
+// Resume, Crash, ReconnectTo): a partition holds the client's bytes both
+// ways until it heals, as a network does; a crash closes its connection
+// and refuses its dials. With WithGate, the client's requests wait at the
+// server until the gate lets each through, which is how package fuzz
+// decides the interleaving of real clients. A Pipe whose clients send
+// nothing but pings for an hour of virtual time takes its test for stuck
+// and stops answering, so that synctest reports the deadlock instead of
+// spinning (Pipe, WithIdleLimit); and it answers a reconnecting
+// go-zookeeper client in the order that keeps go-zookeeper's own data
+// race on reconnect (go-zookeeper/zk#35) from firing under -race (Pipe).
+//
 // # The admin interface
 //
 // cmd/zkfake-server -admin 127.0.0.1:8181 serves [Listener.Admin] beside

@@ -52,6 +52,7 @@ func (s *session) handle(cc *clientConn, req *request) bool {
 			var path string
 			var stat *zk.Stat
 			path, stat, err = conn.Create2(req.path, req.data, req.flags, req.acl, ttlDuration(req.ttl))
+			req.tell(Reply{Path: path, Stat: stat})
 			body.String(path)
 			body.Stat(stat)
 			break
@@ -65,11 +66,13 @@ func (s *session) handle(cc *clientConn, req *request) bool {
 		} else {
 			path, err = conn.CreateTTL(req.path, req.data, req.flags, req.acl, ttlDuration(req.ttl))
 		}
+		req.tell(Reply{Path: path})
 		body.String(path)
 		body.Stat(nil)
 	case jute.OpCreate:
 		var path string
 		path, err = conn.Create(req.path, req.data, req.flags, req.acl)
+		req.tell(Reply{Path: path})
 		body.String(path)
 	case jute.OpDelete:
 		err = conn.Delete(req.path, req.version)
@@ -84,6 +87,7 @@ func (s *session) handle(cc *clientConn, req *request) bool {
 		} else {
 			ok, stat, err = conn.Exists(req.path)
 		}
+		req.tell(Reply{Exists: ok, Stat: stat})
 		if err == nil && !ok {
 			err = zk.ErrNoNode
 		}
@@ -99,21 +103,25 @@ func (s *session) handle(cc *clientConn, req *request) bool {
 		} else {
 			data, stat, err = conn.Get(req.path)
 		}
+		req.tell(Reply{Stat: stat})
 		body.Buffer(data)
 		body.Stat(stat)
 	case jute.OpSetData:
 		var stat *zk.Stat
 		stat, err = conn.Set(req.path, req.data, req.version)
+		req.tell(Reply{Stat: stat})
 		body.Stat(stat)
 	case jute.OpGetACL:
 		var acl []zk.ACL
 		var stat *zk.Stat
 		acl, stat, err = conn.GetACL(req.path)
+		req.tell(Reply{Stat: stat})
 		body.ACLs(acl)
 		body.Stat(stat)
 	case jute.OpSetACL:
 		var stat *zk.Stat
 		stat, err = conn.SetACL(req.path, req.acl, req.version)
+		req.tell(Reply{Stat: stat})
 		body.Stat(stat)
 	case jute.OpGetChildren, jute.OpGetChildren2:
 		var children []string
@@ -126,6 +134,7 @@ func (s *session) handle(cc *clientConn, req *request) bool {
 		} else {
 			children, stat, err = conn.Children(req.path)
 		}
+		req.tell(Reply{Stat: stat, Children: children})
 		body.Strings(children)
 		if req.op == jute.OpGetChildren2 {
 			body.Stat(stat)
@@ -202,6 +211,11 @@ func (s *session) handle(cc *clientConn, req *request) bool {
 		cc.sendAndClose(replyHeader(req.xid, -1, jute.CodeUnimplemented).Bytes())
 		return false
 	}
+	if req.reply != nil {
+		if req.op != jute.OpExists || err != zk.ErrNoNode {
+			req.reply.Err = err
+		}
+	}
 	if isConnectionError(err) {
 		return false
 	}
@@ -214,6 +228,14 @@ func (s *session) handle(cc *clientConn, req *request) bool {
 	cc.send(w.Bytes())
 	cc.answered(req.op, req.xid, zxid)
 	return true
+}
+
+// tell fills the request's reply, if a gate asked for it, with what the
+// call returned besides its error.
+func (req *request) tell(r Reply) {
+	if req.reply != nil {
+		*req.reply = r
+	}
 }
 
 // multi runs a transaction and encodes its results. A failed transaction is

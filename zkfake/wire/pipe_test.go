@@ -17,14 +17,20 @@ import (
 // in-memory pipes instead of TCP, so that time is virtual and a session
 // timeout passes at once. The TCP path is covered by the other tests of
 // the package.
-type pipeTarget struct{}
+// env, if set, makes the scenario's Env instead of a plain pipeEnv.
+type pipeTarget struct {
+	env func(srv *zkfake.Server, pipe *wire.Pipe) zktest.Env
+}
 
-func (pipeTarget) Run(t *testing.T, name string, body func(t *testing.T, env zktest.Env)) {
+func (p pipeTarget) Run(t *testing.T, name string, body func(t *testing.T, env zktest.Env)) {
 	t.Run(name, func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			srv := zkfake.NewServer(zkfake.WithTickTime(testTick))
 			pipe := wire.ServePipe(srv)
-			env := &pipeEnv{servedEnv: newServedEnv(srv), pipe: pipe}
+			var env zktest.Env = &pipeEnv{servedEnv: newServedEnv(srv), pipe: pipe}
+			if p.env != nil {
+				env = p.env(srv, pipe)
+			}
 			defer func() {
 				pipe.Close()
 				srv.Close()

@@ -109,6 +109,10 @@ func errorCode(err error) int32 {
 
 // request is one decoded client request. Only the fields its op uses are set.
 type request struct {
+	// reply, if set, is filled with what the request returned, for a
+	// gate's After hook.
+	reply *Reply
+
 	xid     int32
 	op      int32
 	path    string

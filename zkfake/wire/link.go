@@ -1,0 +1,275 @@
+package wire
+
+import (
+	"errors"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/zksim/zksim/zkfake"
+)
+
+// A link is one client's network path to a Pipe: every connection the
+// client dials goes over it, so that a fault on the link acts on whichever
+// connection the client has, as a network would. Its connections are
+// relayed through queues, one each way, as a TCP connection buffers what
+// its peer has not read: a write never waits for the other side, and while
+// the link is cut the bytes wait in the queues and flow again, in order,
+// once it heals. A side that closes its end while the link is cut is seen
+// to close by the other side only once the link heals, as a FIN caught in
+// a partition is.
+type link struct {
+	mu     sync.Mutex
+	cut    bool          // bytes wait in the queues; dials wait
+	dead   bool          // the process crashed: dials are refused
+	healed chan struct{} // closed and replaced at every Heal
+	conns  []*relay
+	// gate holds the client's requests at the server (WithGate).
+	gate Gate
+	// ordinal numbers the link among its Pipe's; dialed is set once it
+	// has dialed.
+	ordinal int
+	dialed  bool
+	// next is the member the client's next new session starts on, if
+	// nextSet (ReconnectTo).
+	next    int
+	nextSet bool
+}
+
+// takeNext returns the options for the link's next new session on the
+// fake: the member ReconnectTo chose, once.
+func (k *link) takeNext() []zkfake.ConnOption {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if !k.nextSet {
+		return nil
+	}
+	k.nextSet = false
+	return []zkfake.ConnOption{zkfake.StartOn(k.next)}
+}
+
+func newLink() *link { return &link{healed: make(chan struct{})} }
+
+// errRefused is a dial's failure once the link's process has crashed.
+var errRefused = errors.New("wire: connection refused (the client's process crashed)")
+
+// dial makes a new connection over the link to ln's server. A cut link
+// makes the dial wait until it heals or timeout passes, as a SYN that gets
+// no answer does.
+//
+// Every dial but the first waits the link's ordinal in microseconds, as
+// the fake's own Conns stagger their reconnect rounds: clients cut off
+// together retry a second later, all at one instant, and would otherwise
+// reach the server in whatever order the Go scheduler ran them, which
+// decides the order of their new sessions' ids.
+func (k *link) dial(ln *pipeListener, timeout time.Duration, wrap func(net.Conn) *linkEnd) (net.Conn, error) {
+	k.mu.Lock()
+	again := k.dialed
+	k.dialed = true
+	k.mu.Unlock()
+	if again {
+		time.Sleep(time.Duration(k.ordinal) * time.Microsecond)
+	}
+	k.mu.Lock()
+	for k.cut && !k.dead {
+		healed := k.healed
+		k.mu.Unlock()
+		t := time.NewTimer(timeout)
+		select {
+		case <-healed:
+			t.Stop()
+		case <-t.C:
+			return nil, &net.OpError{Op: "dial", Net: "pipe", Err: os.ErrDeadlineExceeded}
+		}
+		k.mu.Lock()
+	}
+	if k.dead {
+		k.mu.Unlock()
+		return nil, errRefused
+	}
+	if ln.isWedged() {
+		k.mu.Unlock()
+		<-ln.done
+		return nil, net.ErrClosed
+	}
+	client, clientRelay := net.Pipe()
+	serverRelay, server := net.Pipe()
+	r := &relay{k: k, ends: [2]net.Conn{clientRelay, serverRelay}, done: make(chan struct{})}
+	for i := range r.dirs {
+		r.dirs[i] = &direction{signal: make(chan struct{}, 1)}
+	}
+	k.conns = append(k.conns, r)
+	k.mu.Unlock()
+	r.end = wrap(server)
+	select {
+	case ln.conns <- r.end:
+	case <-ln.wedged:
+		<-ln.done
+		client.Close()
+		r.close()
+		return nil, net.ErrClosed
+	case <-ln.done:
+		client.Close()
+		r.close()
+		return nil, net.ErrClosed
+	}
+	r.start()
+	return &pipeClient{Conn: client}, nil
+}
+
+// setCut cuts the link or heals it.
+func (k *link) setCut(cut bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.cut == cut {
+		return
+	}
+	k.cut = cut
+	if !cut {
+		close(k.healed)
+		k.healed = make(chan struct{})
+	}
+	for _, r := range k.conns {
+		r.wake()
+	}
+}
+
+// kill closes every connection of the link at once, both ends, and
+// refuses its dials from now on (crash), or not (drop).
+func (k *link) kill(forever bool) {
+	k.mu.Lock()
+	conns := k.conns
+	k.conns = nil
+	if forever {
+		k.dead = true
+		close(k.healed)
+		k.healed = make(chan struct{})
+	}
+	k.mu.Unlock()
+	for _, r := range conns {
+		r.close()
+	}
+}
+
+// forget drops r from the link's connections once it has closed.
+func (k *link) forget(r *relay) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for i, c := range k.conns {
+		if c == r {
+			k.conns = append(k.conns[:i], k.conns[i+1:]...)
+			return
+		}
+	}
+}
+
+// isCut reports whether bytes wait.
+func (k *link) isCut() bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.cut
+}
+
+// relay carries one connection's bytes between its two pipes: ends[0]
+// faces the client, ends[1] the server.
+type relay struct {
+	k    *link
+	ends [2]net.Conn
+	dirs [2]*direction // dirs[0] carries the client's bytes to the server
+	end  *linkEnd      // the server's end
+	done chan struct{}
+	once sync.Once
+}
+
+// direction is one way of a relay: what one side wrote and the other has
+// not yet been given.
+type direction struct {
+	mu     sync.Mutex
+	queue  []byte
+	eof    bool // the writer closed its end after queue
+	signal chan struct{}
+}
+
+func (r *relay) start() {
+	go r.read(r.ends[0], r.dirs[0])
+	go r.read(r.ends[1], r.dirs[1])
+	go r.write(r.ends[1], r.dirs[0])
+	go r.write(r.ends[0], r.dirs[1])
+}
+
+// read takes in all one side writes, at once.
+func (r *relay) read(from net.Conn, d *direction) {
+	buf := make([]byte, 32*1024)
+	for {
+		n, err := from.Read(buf)
+		d.mu.Lock()
+		d.queue = append(d.queue, buf[:n]...)
+		d.eof = err != nil
+		d.mu.Unlock()
+		d.poke()
+		if err != nil {
+			return
+		}
+	}
+}
+
+// write gives the other side what waits, whenever the link is not cut,
+// and closes it after the writer's close.
+func (r *relay) write(to net.Conn, d *direction) {
+	for {
+		select {
+		case <-d.signal:
+		case <-r.done:
+			return
+		}
+		if r.k.isCut() {
+			continue
+		}
+		d.mu.Lock()
+		q, eof := d.queue, d.eof
+		d.queue = nil
+		d.mu.Unlock()
+		if len(q) > 0 {
+			if _, err := to.Write(q); err != nil {
+				r.close()
+				return
+			}
+		}
+		if eof {
+			r.close()
+			return
+		}
+	}
+}
+
+func (d *direction) poke() {
+	select {
+	case d.signal <- struct{}{}:
+	default:
+	}
+}
+
+// wake has both writers look at the link again (it healed).
+func (r *relay) wake() {
+	for _, d := range r.dirs {
+		d.poke()
+	}
+}
+
+// close closes both ends: each side reads EOF. The server's side of the
+// connection is closed at once, not when its reader gets to the EOF, so
+// that once a crash has returned no request of the crashed client's still
+// waiting at the server can be applied.
+func (r *relay) close() {
+	r.once.Do(func() {
+		close(r.done)
+		for _, e := range r.ends {
+			e.Close()
+		}
+		if r.end != nil {
+			r.end.closeServer()
+		}
+		r.k.forget(r)
+	})
+}
