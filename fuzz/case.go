@@ -12,6 +12,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/zksim/zksim/linearizability"
 	"github.com/zksim/zksim/zkfake"
+	"github.com/zksim/zksim/zkfake/wire"
 	"pgregory.net/rapid"
 )
 
@@ -78,7 +79,7 @@ func runCase(t *rapid.T, sub *subject, cfg config, lagFromStart bool) *caseResul
 	// makes below (a semaphore's lease directory), so the server starts
 	// every new node's counter there (zkfake.WithSequenceStart).
 	sequence := int32(0)
-	if near := rapid.IntRange(0, 3).Draw(t, "sequence counter near"); near > 0 {
+	if near := rapid.IntRange(0, 3).Draw(t, "sequence counter near"); near > 0 && !cfg.NoSequenceWrap {
 		k := int32(rapid.IntRange(0, 6).Draw(t, "creates before the change"))
 		sequence = [...]int32{0, math.MaxInt32 - k, -1000000000 - k, -1 - k}[near]
 	}
@@ -105,6 +106,9 @@ func runCase(t *rapid.T, sub *subject, cfg config, lagFromStart bool) *caseResul
 		returns:  map[int64][]int{},
 		releases: map[int64][][2]int{},
 	}
+	if cfg.RealClients || sub.realOnly {
+		h.pipe = wire.ServePipe(h.srv)
+	}
 	where := "a server"
 	if members > 1 {
 		where = fmt.Sprintf("an ensemble of %d (sessions go to its members in turn)", members)
@@ -124,7 +128,11 @@ func runCase(t *rapid.T, sub *subject, cfg config, lagFromStart bool) *caseResul
 	if sequence != 0 {
 		h.tally.WrapCases++
 	}
-	h.begin(fmt.Sprintf("%d clients start on %s (tickTime %v), each with a session of its own (timeouts %s), and loop: %s", clients, where, tick, h.describeTimeouts(), loop))
+	kind := "clients"
+	if h.pipe != nil {
+		kind = "go-zookeeper clients"
+	}
+	h.begin(fmt.Sprintf("%d %s start on %s (tickTime %v), each with a session of its own (timeouts %s), and loop: %s", clients, kind, where, tick, h.describeTimeouts(), loop))
 	if sequence != 0 {
 		h.note("every directory's sequence counter starts at %d", sequence)
 	}
@@ -134,7 +142,7 @@ func runCase(t *rapid.T, sub *subject, cfg config, lagFromStart bool) *caseResul
 	// protected nodes (go-zookeeper's "_c_<guid>-", kazoo's "__lock__")
 	// ending in no number ZooKeeper makes. A Recipe's directory holds its
 	// own nodes only: what a foreign child means is the recipe's call.
-	if foreign := sub.isLock() && rapid.Bool().Draw(t, "foreign children"); foreign {
+	if foreign := sub.isLock() && rapid.Bool().Draw(t, "foreign children") && !cfg.NoForeignChildren; foreign {
 		if foreign {
 			lookalike := lockPath + "/_c_" + strings.Repeat("0", 32) + "-__lock__"
 			h.foreign = []string{lockPath + "/readme", lockPath + "/leader.json", lockPath + "/snapshot-9999999999",
@@ -230,12 +238,11 @@ func (h *harness) spawn(s *slot) {
 		row:     len(h.incs),
 		fencing: h.fencing,
 	}
-	conn, _, err := h.srv.Connect(s.timeout, zkfake.WithEventCallback(inc.noteLink))
+	link, conn, err := h.connect(inc)
 	if err != nil {
 		panic(fmt.Sprintf("zkfuzz: connecting %s to the fake server: %v", s.name(), err))
 	}
-	inc.conn = conn
-	inc.gated = newGatedConn(inc, conn, newLeash(h.end))
+	inc.conn, inc.user = link, conn
 	s.inc = inc
 	s.phase, s.inCS, s.polls, s.lastOK, s.call = phaseIdle, false, 0, false, ""
 	h.incs = append(h.incs, inc)
@@ -343,6 +350,9 @@ func (h *harness) teardown() {
 			inc.gated.leash.ended(s.inCall())
 			inc.conn.Close()
 		}
+	}
+	if h.pipe != nil {
+		h.pipe.Close()
 	}
 	h.srv.Close()
 	h.end.mu.Lock()

@@ -96,8 +96,8 @@ func firstToCreateRecipe() fuzz.Recipe[*firstToCreate] {
 	return fuzz.Recipe[*firstToCreate]{
 		Name: "first-to-create election",
 		Path: "/first-to-create",
-		New: func(_ context.Context, conn zktest.Conn, path string, _ int) *firstToCreate {
-			return &firstToCreate{conn: conn, dir: path}
+		New: func(_ context.Context, client fuzz.Client, path string) *firstToCreate {
+			return &firstToCreate{conn: client.Conn, dir: path}
 		},
 		Ops: []fuzz.Op[*firstToCreate]{{
 			Name:    "Campaign",

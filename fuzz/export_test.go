@@ -79,11 +79,12 @@ func SurveyEnsemble(t *testing.T, target Target, servers []string, cases int, se
 	return e.lastFinding(), e.firstFail.Load()
 }
 
-// Transcripts runs checks cases of target from seed, as Survey does, and
-// returns every case's transcript: its story and the server's event log.
-func Transcripts(t *testing.T, target Target, checks int, seed uint64) []string {
+// Transcripts runs checks cases of target from seed with opts, as Survey
+// does, and returns every case's transcript: its story and the server's
+// event log.
+func Transcripts(t *testing.T, target Target, opts []Option, checks int, seed uint64) []string {
 	var transcripts []string
-	campaign(t, target, nil, checks, seed, func(e *engine) {
+	campaign(t, target, opts, checks, seed, func(e *engine) {
 		e.survey = true
 		e.onCase = func(c *caseResult) { transcripts = append(transcripts, c.transcript()) }
 	})

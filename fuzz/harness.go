@@ -8,8 +8,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/zksim/zksim/linearizability"
 	"github.com/zksim/zksim/zkfake"
+	"github.com/zksim/zksim/zkfake/wire"
+	"github.com/zksim/zksim/zkfake/zktest"
 	"pgregory.net/rapid"
 )
 
@@ -101,7 +104,10 @@ func (s *slot) noteCallSession(id int64) {
 type incarnation struct {
 	slot    *slot
 	n       int
-	conn    *zkfake.Conn
+	conn    clientLink      // the process's connection, as the harness acts on it
+	user    zktest.Conn     // and as the code under test is handed it
+	events  <-chan zk.Event // the session's events, for the code under test
+	zk      *zk.Conn        // go-zookeeper's own connection, over real clients
 	gated   *gatedConn
 	locker  Locker // a lock's
 	handle  any    // or a Recipe's
@@ -164,7 +170,8 @@ type harness struct {
 	sub     *subject // what the case runs
 	t       *rapid.T
 	srv     *zkfake.Server
-	dir     string // the directory of the lock's or the recipe's nodes
+	pipe    *wire.Pipe // serves srv to real clients (WithRealClients); nil in process
+	dir     string     // the directory of the lock's or the recipe's nodes
 	start   time.Time
 	fencing bool
 	slots   []*slot

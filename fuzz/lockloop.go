@@ -16,7 +16,7 @@ import (
 func (inc *incarnation) run(newLocker NewLocker) {
 	defer close(inc.done)
 	defer inc.notePanic()
-	inc.locker = newLocker(inc.gated, lockPath)
+	inc.locker = newLocker(inc.user, lockPath)
 	for {
 		lock := &request{point: pointLock}
 		if !inc.wait(lock) {

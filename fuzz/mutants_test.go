@@ -167,7 +167,7 @@ func TestSameSeedSameHistory(t *testing.T) {
 	}
 	for name, target := range all {
 		t.Run(name, func(t *testing.T) {
-			run := func(seed uint64) []string { return fuzz.Transcripts(t, target, sameSeedCases(), seed) }
+			run := func(seed uint64) []string { return fuzz.Transcripts(t, target, nil, sameSeedCases(), seed) }
 			first, second := run(42), run(42)
 			if len(first) != len(second) {
 				t.Fatalf("same seed, %d cases then %d", len(first), len(second))

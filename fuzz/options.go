@@ -24,6 +24,10 @@ type config struct {
 	Progress      func(Progress)
 	Output        io.Writer
 	Servers       []string
+	RealClients   bool
+	// NoSequenceWrap and NoForeignChildren leave out two of a case's
+	// draws (WithoutSequenceWrap, WithoutForeignChildren).
+	NoSequenceWrap, NoForeignChildren bool
 }
 
 // Option sets one thing about a campaign: Check, Run and Fuzz take them,
@@ -138,3 +142,25 @@ func configure(opts []Option) config {
 	}
 	return c
 }
+
+// WithRealClients makes every simulated client go-zookeeper's own client,
+// a *zk.Conn, talking to the served fake over in-memory pipes
+// (wire.Pipe.NewClient), instead of the fake's in-process Conn: the code
+// under test is handed the *zk.Conn itself, and the gate and the faults
+// act at the server and on each client's pipe, where a network would put
+// them, while go-zookeeper's reconnect, ping and setWatches logic runs as
+// it is. A target made with LockZK always runs so. What differs from the
+// in-process path is in the package doc ("Real clients").
+func WithRealClients() Option { return func(c *config) { c.RealClients = true } }
+
+// WithoutSequenceWrap starts every directory's sequence counter at zero:
+// no case runs near the places where ZooKeeper's sequence numbers change
+// shape (the int32 wrap, the width, the sign). A lock known to break at
+// the wrap is fuzzed with it to look for its other defects.
+func WithoutSequenceWrap() Option { return func(c *config) { c.NoSequenceWrap = true } }
+
+// WithoutForeignChildren keeps a lock's directory free of children that
+// are no contenders (Lock's cases draw them otherwise). A lock known to
+// fail on a child it did not make is fuzzed with it to look for its other
+// defects.
+func WithoutForeignChildren() Option { return func(c *config) { c.NoForeignChildren = true } }

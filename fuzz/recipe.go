@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+	"github.com/go-zookeeper/zk"
 	"github.com/zksim/zksim/zkfake/zktest"
 )
 
@@ -43,14 +44,13 @@ type Recipe[C any] struct {
 	// "/recipes/<Name>"). Once every client has stopped, the tree may hold
 	// nothing but it and its ancestors.
 	Path string
-	// New makes the handle one process uses, on that process's Conn, for
-	// the recipe at path. client numbers the simulated client from 0, the
-	// same for every process that takes its place after a crash, so that a
-	// recipe can give clients roles (client 0 observes, the others
-	// campaign). ctx lives as long as the process: a goroutine of the
-	// handle's own (a watch it follows) may run on it. New runs on the
-	// client's own goroutine.
-	New func(ctx context.Context, conn zktest.Conn, path string, client int) C
+	// New makes the handle one process uses, on that process's
+	// connection, for the recipe at path: the Client holds the
+	// connection, the session's event channel and the client's number.
+	// ctx lives as long as the process: a goroutine of the handle's own (a
+	// watch it follows, a loop over client.Events) may run on it. New runs
+	// on the client's own goroutine.
+	New func(ctx context.Context, client Client, path string) C
 	// Ops are the operations a client may call. At least one is needed.
 	Ops []Op[C]
 	// Stop, if set, is what a client calls once when the case winds down,
@@ -81,6 +81,32 @@ type Recipe[C any] struct {
 	// differs. v.Read is a session of the harness's own for reading the
 	// server's state. The harness reports it as a Convergence finding.
 	Settled func(c C, v View) string
+}
+
+// Client is what one simulated process is given to make its handle
+// with, as a program is given it by zk.Connect: its connection and its
+// session's event channel, and the client's number.
+type Client struct {
+	// Conn is the process's connection: the fake's own, behind the
+	// harness's gate, or, over real clients (WithRealClients),
+	// go-zookeeper's *zk.Conn (ZK), its requests gated at the server.
+	Conn zktest.Conn
+	// Events is the session's event channel, as zk.Connect returns it:
+	// StateDisconnected, StateHasSession, StateExpired and the rest, and
+	// every watch event. As go-zookeeper's, it is buffered, and an event
+	// that finds it full is dropped: a handle that listens reads it
+	// without pause.
+	Events <-chan zk.Event
+	// N numbers the simulated client from 0, the same for every process
+	// that takes its place after a crash, so that a recipe can give
+	// clients roles (client 0 observes, the others campaign).
+	N int
+	// ZK is the same connection as go-zookeeper's own *zk.Conn, for code
+	// that takes one; nil unless the campaign runs real clients
+	// (WithRealClients). Conn is then ZK with its watch channels handed
+	// over by the harness, as in process; code that reads ZK's own
+	// channels hears its events as go-zookeeper delivers them.
+	ZK *zk.Conn
 }
 
 // Op is one operation a client of a Recipe may call.
@@ -237,6 +263,25 @@ func (l lockTarget) subject() *subject {
 	return &subject{name: "lock", path: lockPath, newLocker: l.newLocker}
 }
 
+// LockZK is the Target of a lock whose code takes go-zookeeper's own
+// *zk.Conn, as go-zookeeper's zk.Lock and most Go programs do: Lock's
+// loop, with every client a real go-zookeeper client over a pipe to the
+// fake (WithRealClients), handed to newLocker as it is. The code under
+// test is not changed; a lock with no context for its Lock needs a
+// one-line wrapper to be a Locker (see the package doc's example).
+func LockZK(newLocker func(conn *zk.Conn, path string) Locker) Target {
+	return lockZKTarget{newLocker}
+}
+
+type lockZKTarget struct {
+	newLocker func(conn *zk.Conn, path string) Locker
+}
+
+func (l lockZKTarget) subject() *subject {
+	newLocker := func(conn zktest.Conn, path string) Locker { return l.newLocker(conn.(*zk.Conn), path) }
+	return &subject{name: "lock", path: lockPath, newLocker: newLocker, realOnly: true}
+}
+
 // subject is a Target as the harness runs it: a lock, or a recipe's
 // operations with their types erased.
 type subject struct {
@@ -244,8 +289,11 @@ type subject struct {
 	path string
 	// newLocker is set for a lock.
 	newLocker NewLocker
+	// realOnly: the code under test takes a *zk.Conn, so its clients are
+	// always real ones (WithRealClients).
+	realOnly bool
 	// The rest, for a Recipe.
-	newHandle  func(ctx context.Context, conn zktest.Conn, path string, client int) any
+	newHandle  func(ctx context.Context, client Client, path string) any
 	ops        []opSpec
 	stop       func(c any, ctx context.Context, call *Call) error
 	model      porcupine.Model
@@ -274,8 +322,8 @@ func (r Recipe[C]) subject() *subject {
 	if s.path == "" {
 		s.path = "/recipes/" + s.name
 	}
-	s.newHandle = func(ctx context.Context, conn zktest.Conn, path string, client int) any {
-		return r.New(ctx, conn, path, client)
+	s.newHandle = func(ctx context.Context, client Client, path string) any {
+		return r.New(ctx, client, path)
 	}
 	for _, op := range r.Ops {
 		spec := opSpec{name: op.Name, releases: op.Releases, call: func(c any, ctx context.Context, call *Call) error { return op.Call(c.(C), ctx, call) }}

@@ -1,6 +1,7 @@
 // Command zkfuzz runs a fuzzing campaign against a ZooKeeper recipe:
-// recipe.Mutex, recipe.Election, recipe.RWMutex, recipe.Semaphore, or one
-// of the deliberately broken mutants of package fuzz. Each case starts an
+// recipe.Mutex, recipe.Election, recipe.RWMutex, recipe.Semaphore,
+// go-zookeeper's own zk.Lock over real go-zookeeper clients, or one of the
+// deliberately broken mutants of package fuzz/targets. Each case starts an
 // in-memory ZooKeeper (zkfake) in virtual time, runs 2 to 8 clients that
 // loop — lock, work and unlock; campaign, lead, resign and observe; read
 // and write; acquire and release leases — and injects faults along a drawn
@@ -15,6 +16,8 @@
 //	go run ./cmd/zkfuzz -workers=1 -shard=2/4    # one core, the second quarter of the cases
 //	go run ./cmd/zkfuzz -recipe=no-relist        # a mutant: found in seconds
 //	go run ./cmd/zkfuzz -list                    # the recipes and mutants there are
+//	go run ./cmd/zkfuzz -recipe=zk.Lock/orphan   # go-zookeeper's zk.Lock, unchanged: #229
+//	go run ./cmd/zkfuzz -recipe=semaphore -real-clients # every client a real *zk.Conn
 //	go run ./cmd/zkfuzz -cases=10000 -seed=7     # a longer, repeatable run
 //
 // With ZK_SERVERS naming a ZooKeeper ensemble (loopback addresses), a lock's
@@ -77,6 +80,10 @@ func lockers() map[string]locker {
 		"recipe.Election":  {name: "recipe.Election", bug: "the project's leader election", target: targets.Election(targets.RecipeElection)},
 		"recipe.RWMutex":   {name: "recipe.RWMutex", bug: "the project's read/write lock", target: targets.RWMutex(targets.RecipeRWMutex)},
 		"recipe.Semaphore": {name: "recipe.Semaphore", bug: "the project's counting semaphore", target: targets.Semaphore(targets.RecipeSemaphore)},
+		"zk.Lock":          {name: "zk.Lock", bug: "go-zookeeper v1.0.4's own zk.Lock, unchanged, on real go-zookeeper clients", target: targets.ZKLock()},
+	}
+	for _, d := range targets.ZKLockDefects() {
+		m[d.Name] = locker{name: d.Name, bug: d.Bug, detector: d.Detector, target: targets.ZKLock(), opts: d.Options}
 	}
 	for _, mu := range targets.Mutants() {
 		m[mu.Name] = locker{name: mu.Name, bug: mu.Recipe + " mutant: " + mu.Bug, detector: mu.Detector, target: mu.Target, opts: mu.Options}
@@ -100,6 +107,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	noFailFile := fs.Bool("nofailfile", false, "do not write rapid's fail file (testdata/rapid/<campaign>/) for a finding")
 	list := fs.Bool("list", false, "list the recipes and mutants and exit")
 	quiet := fs.Bool("quiet", false, "no progress line")
+	realClients := fs.Bool("real-clients", false, "make every client go-zookeeper's own *zk.Conn over a pipe to the fake, instead of the fake's in-process Conn")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: zkfuzz [flags]\n\nRuns a fuzzing campaign against a ZooKeeper recipe on the in-memory fake.\n\n")
 		fs.PrintDefaults()
@@ -168,6 +176,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if *noFailFile {
 		opts = append(opts, fuzz.WithoutFailFile())
+	}
+	if *realClients {
+		opts = append(opts, fuzz.WithRealClients())
 	}
 	// The recipe's own options, then the flags that override them.
 	opts = append(opts, l.opts...)

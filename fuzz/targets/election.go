@@ -75,8 +75,8 @@ func Election(newElector NewElector) fuzz.Target {
 	return fuzz.Recipe[*electionClient]{
 		Name: "election",
 		Path: electionPath,
-		New: func(ctx context.Context, conn zktest.Conn, path string, client int) *electionClient {
-			c := &electionClient{elector: newElector(conn, path), path: path, observer: client == 0}
+		New: func(ctx context.Context, client fuzz.Client, path string) *electionClient {
+			c := &electionClient{elector: newElector(client.Conn, path), path: path, observer: client.N == 0}
 			if c.observer {
 				c.follow(ctx)
 			}

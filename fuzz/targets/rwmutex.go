@@ -64,8 +64,8 @@ func RWMutex(newRW NewRWLocker) fuzz.Target {
 	return fuzz.Recipe[*rwClient]{
 		Name: "read/write lock",
 		Path: rwPath,
-		New: func(_ context.Context, conn zktest.Conn, path string, _ int) *rwClient {
-			return &rwClient{rw: newRW(conn, path), path: path}
+		New: func(_ context.Context, client fuzz.Client, path string) *rwClient {
+			return &rwClient{rw: newRW(client.Conn, path), path: path}
 		},
 		Ops: []fuzz.Op[*rwClient]{
 			{Name: "RLock", Enabled: (*rwClient).free, Call: func(c *rwClient, ctx context.Context, call *fuzz.Call) error { return c.lock(ctx, call, true) }},

@@ -87,9 +87,9 @@ func Semaphore(newLeaser NewLeaser) fuzz.Target {
 	return fuzz.Recipe[*semClient]{
 		Name: "semaphore",
 		Path: semaphoreDir,
-		New: func(_ context.Context, conn zktest.Conn, dir string, _ int) *semClient {
+		New: func(_ context.Context, client fuzz.Client, dir string) *semClient {
 			path := dir + "/" + semaphoreName
-			return &semClient{sem: newLeaser(conn, path, semaphoreMax), path: path}
+			return &semClient{sem: newLeaser(client.Conn, path, semaphoreMax), path: path}
 		},
 		Ops: []fuzz.Op[*semClient]{
 			{Name: "Acquire", Enabled: (*semClient).free, Call: func(c *semClient, ctx context.Context, call *fuzz.Call) error { return c.acquire(ctx, call, false) }},
