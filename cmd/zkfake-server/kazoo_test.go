@@ -61,3 +61,21 @@ func TestKazooAgainstTheServedFake(t *testing.T) {
 		t.Fatalf("kazoo: %v\n%s", err, out)
 	}
 }
+
+// TestKazooFaultSuite runs testdata/kazoo/test_faults.py, the README's
+// example of a kazoo suite that drives the fake's faults through the admin
+// interface, against a served fake, where kazoo is installed.
+func TestKazooFaultSuite(t *testing.T) {
+	py := kazooPython()
+	if py == "" {
+		t.Skip("no Python with kazoo (apt-get install python3-kazoo)")
+	}
+	addr, admin := start(t, options{admin: "127.0.0.1:0"})
+	cmd := exec.Command(py, "-m", "unittest", "-v", "testdata/kazoo/test_faults.py")
+	cmd.Dir = "../.."
+	cmd.Env = append(os.Environ(), "ZK="+addr, "ADMIN="+admin)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "\nOK") {
+		t.Fatalf("kazoo's fault suite: %v\n%s", err, out)
+	}
+}
