@@ -231,10 +231,12 @@ func (cc *clientConn) isClosed() bool {
 // replies may be writing it (go-zookeeper/zk#35): a data race -race
 // reports, with no harm done, whenever a reply comes in before the
 // setWatches has been built. The wire does not let one: on a resumed
-// session's connection to a client of this process, nothing more goes
-// out after the connect response and the notifications held for the
-// session until the client has sent setWatches, which it builds before
-// it sends it, or, with no watches to set, its first ping. One case is
+// session's connection to a client of this process that holds watches,
+// nothing more goes out after the connect response and the notifications
+// held for the session until the client has sent setWatches, which it
+// builds before it sends it, or, should it have no watch left to set
+// after all, its first ping. (A client that holds none reads no zxid.)
+// One case is
 // left: a client that has added auth re-sends it first and waits for the
 // answer before it sends anything else, so the answer goes at once, and
 // may race the zxid's read if the client also holds watches.
@@ -526,7 +528,7 @@ func (l *Listener) handshake(cc *clientConn, creq *connectRequest) *session {
 		switch err {
 		case nil:
 			cc.gotSession(s)
-			if cc.pipe {
+			if cc.pipe && s.watching() {
 				cc.holdReplies()
 			}
 			return s

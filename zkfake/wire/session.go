@@ -261,6 +261,14 @@ func parentOf(path string) string {
 	return path[:i]
 }
 
+// watching reports whether the session holds watches on the fake: its
+// client then holds them too, and sends setWatches as it reconnects.
+func (s *session) watching() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.registered) > 0
+}
+
 func (s *session) holds(path string, kind watchKind) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
