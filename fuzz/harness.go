@@ -138,6 +138,8 @@ type incarnation struct {
 	// downSince is when the client last lost its connection, as its
 	// session events tell it (Unix nanoseconds; 0 while connected).
 	downSince atomic.Int64
+	// closedConn is closed, for the client's own goroutines to read.
+	closedConn atomic.Bool
 
 	// Harness-only state.
 	partitioned bool

@@ -92,7 +92,21 @@ func (h *harness) connect(inc *incarnation) (link clientLink, conn zktest.Conn, 
 	// Code written against zktest.Conn gets the *zk.Conn with its watch
 	// events handed over by the gate, as in process: which events the
 	// code takes, and when, is then the harness's to see and to order.
-	return pipeClient{c}, zktest.Wrap(c.Conn, zktest.Hooks{Events: g.forward}), nil
+	// Once its process has closed the Conn, its requests, which never
+	// leave go-zookeeper then, wait at the gate on this side instead, so
+	// that the harness sees a loop on a closed Conn as it does in process.
+	closedGate := func(req zktest.Request) any {
+		if inc.closedConn.Load() {
+			return g.before(req)
+		}
+		return nil
+	}
+	afterClosed := func(req zktest.Request, b any, reply zktest.Reply) {
+		if b != nil {
+			g.after(req, b, reply)
+		}
+	}
+	return pipeClient{c}, zktest.Wrap(c.Conn, zktest.Hooks{Before: closedGate, After: afterClosed, Events: g.forward}), nil
 }
 
 // noteArrived counts a watch event that reached a real client as taken,
