@@ -31,9 +31,12 @@ func (z zkLock) Unlock() error { return z.l.Unlock() }
 // campaign that looks for it alone: its options leave out the draws that
 // trigger zk.Lock's other defects first.
 type ZKLockDefect struct {
-	Name     string        // the zkfuzz name: zk.Lock/<defect>
-	Bug      string        // what is wrong, and its upstream record
-	Detector fuzz.Detector // the detector that finds it
+	Name string // the zkfuzz name: zk.Lock/<defect>
+	Bug  string // what is wrong, and its upstream record
+	// Detectors are those that find it: a node left behind is a leak
+	// once every client has stopped, and a liveness finding first if a
+	// client waits behind it.
+	Detectors []fuzz.Detector
 	// Mark is a line of the shrunk story that only this defect tells.
 	Mark    string
 	Options []fuzz.Option
@@ -42,15 +45,15 @@ type ZKLockDefect struct {
 // ZKLockDefects lists zk.Lock's defects the harness finds.
 func ZKLockDefects() []ZKLockDefect {
 	return []ZKLockDefect{
-		{Name: "zk.Lock/orphan", Detector: fuzz.Liveness, Mark: "'s Lock fails: zk: ",
+		{Name: "zk.Lock/orphan", Detectors: []fuzz.Detector{fuzz.Liveness, fuzz.Leak}, Mark: "'s Lock fails: zk: ",
 			Bug: "an error after the create (the connection lost while it lists the directory) leaves Lock's node behind, alive with the session, " +
 				"and the client's next Lock, and everyone's after it, waits behind it for ever (samuel/go-zookeeper #229, open; go-zookeeper v1.0.4 has it)",
 			Options: []fuzz.Option{fuzz.WithoutForeignChildren(), fuzz.WithoutSequenceWrap()}},
-		{Name: "zk.Lock/foreign-child", Detector: fuzz.Leak, Mark: "strconv.Atoi",
+		{Name: "zk.Lock/foreign-child", Detectors: []fuzz.Detector{fuzz.Leak, fuzz.Liveness}, Mark: "strconv.Atoi",
 			Bug: "a child of the lock's directory that zk.Lock did not make (a name with no number after \"lock-\") fails every Lock with strconv's error, " +
 				"and the node Lock made stays behind (the same missing cleanup as #229)",
 			Options: []fuzz.Option{fuzz.WithoutSequenceWrap()}},
-		{Name: "zk.Lock/negative-sequence", Detector: fuzz.Leak, Mark: "zk: invalid path",
+		{Name: "zk.Lock/negative-sequence", Detectors: []fuzz.Detector{fuzz.Leak, fuzz.Liveness}, Mark: "zk: invalid path",
 			Bug: "past the int32 wrap, or the sign change near it, ZooKeeper's sequence numbers are negative: zk.Lock looks for the node ahead of its own " +
 				"among numbers above -1, finds none, and watches the directory's path with a trailing slash, so Lock fails with zk.ErrInvalidPath " +
 				"and its node stays behind (go-zookeeper/zk#65 fixed the parsing of a negative number, not this search)",

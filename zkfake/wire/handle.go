@@ -28,6 +28,10 @@ func isConnectionError(err error) bool {
 // must close.
 func (s *session) handle(cc *clientConn, req *request) bool {
 	if req.op == jute.OpPing {
+		if s.isDown() {
+			// No member serves the session now (see onEvent).
+			return false
+		}
 		zxid := s.l.srv.Zxid()
 		cc.send(replyHeader(jute.XidPing, zxid, jute.CodeOK).Bytes())
 		cc.answered(jute.OpPing, jute.XidPing, zxid)

@@ -41,6 +41,7 @@ type session struct {
 	cc         *clientConn
 	timer      *time.Timer
 	dead       bool
+	down       bool              // the fake has the session's connection down (no quorum, its member stopped)
 	deadline   time.Time         // when it expires unless its client is heard from
 	pending    [][]byte          // notifications raised while detached
 	registered map[watchKey]bool // watches the fake holds for this session
@@ -72,11 +73,25 @@ func (s *session) onEvent(ev zk.Event) {
 			// client nothing of what changed meanwhile.
 		}
 	case zk.EventSession:
-		if ev.State == zk.StateExpired {
-			// Expired on the fake server itself (zkfake.Server.Expire): the
-			// fake Conn carries on with a new session, which the wire client
-			// must not get. End it.
+		switch ev.State {
+		case zk.StateExpired:
+			// Expired on the fake server itself (zkfake.Server.Expire):
+			// end it here too.
 			go s.end(false)
+		case zk.StateDisconnected:
+			// The fake took the session's connection down: its member
+			// stopped, or the ensemble lost its quorum. A real member
+			// stops serving its clients then, and takes none until it
+			// serves again: the client's next ping or request finds its
+			// connection closed (see handle), and its reconnects are
+			// refused (see attach) until the fake has the session back.
+			s.mu.Lock()
+			s.down = true
+			s.mu.Unlock()
+		case zk.StateHasSession:
+			s.mu.Lock()
+			s.down = false
+			s.mu.Unlock()
 		}
 	}
 }
@@ -124,14 +139,14 @@ func (s *session) attach(cc *clientConn, withReadOnly bool) error {
 		s.mu.Unlock()
 		return errEnded
 	}
-	if s.l.isPartitioned(s.id) {
+	if s.l.isPartitioned(s.id) || s.down {
 		s.mu.Unlock()
 		return errPartitioned
 	}
 	old := s.cc
 	s.cc = cc
 	if s.timer == nil {
-		s.timer = time.AfterFunc(s.timeout, func() { s.end(true) })
+		s.timer = time.AfterFunc(s.timeout, s.timedOut)
 	} else {
 		s.timer.Reset(s.timeout)
 	}
@@ -146,6 +161,23 @@ func (s *session) attach(cc *clientConn, withReadOnly bool) error {
 		old.close()
 	}
 	return nil
+}
+
+// timedOut ends the session, its client unheard from for its timeout,
+// unless the fake has its connection down: the fake expires it then, by
+// its own rules (an ensemble without a quorum expires no session), and
+// the wire waits another timeout.
+func (s *session) timedOut() {
+	s.mu.Lock()
+	down := s.down && !s.dead
+	if down {
+		s.timer.Reset(s.timeout)
+		s.deadline = time.Now().Add(s.timeout)
+	}
+	s.mu.Unlock()
+	if !down {
+		s.end(true)
+	}
 }
 
 // detach forgets cc if it is still the session's connection.
@@ -197,6 +229,13 @@ func (s *session) end(expire bool) {
 	if cc != nil {
 		cc.close()
 	}
+}
+
+// isDown reports whether the fake has the session's connection down.
+func (s *session) isDown() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.down
 }
 
 // alive reports whether the session still runs on the fake as the same
