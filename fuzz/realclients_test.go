@@ -1,6 +1,7 @@
 package fuzz_test
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -27,10 +28,10 @@ func realClientCases() int {
 // Under -race the campaigns run, and the race detector watches them
 // (go-zookeeper's race on reconnect, #35, is kept from firing by the
 // order in which the Pipe answers a reconnecting client), but their
-// stories are not compared: the race detector randomizes the order in
-// which runnable goroutines run, and at a few points go-zookeeper's own
-// goroutines race each other in ways the harness does not pin yet (see
-// "Real clients" in the package documentation).
+// stories are compared only with ZKFUZZ_RACE_COMPARE set: the race
+// detector shuffles the order in which runnable goroutines run, and a
+// run in about fifteen still differs somewhere (see "Real clients" in the
+// package documentation).
 func TestRealClientsSameSeedSameStory(t *testing.T) {
 	all := builtins()
 	all["zk.Lock"] = targets.ZKLock()
@@ -42,7 +43,7 @@ func TestRealClientsSameSeedSameStory(t *testing.T) {
 				return fuzz.Transcripts(t, target, []fuzz.Option{fuzz.WithRealClients()}, realClientCases(), seed)
 			}
 			first := run(42)
-			if fuzz.RaceEnabled() {
+			if fuzz.RaceEnabled() && os.Getenv("ZKFUZZ_RACE_COMPARE") == "" {
 				t.Skipf("%d cases under the race detector, no data race; stories not compared", len(first))
 			}
 			second := run(42)

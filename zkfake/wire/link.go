@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zksim/zksim/zkfake"
@@ -178,6 +179,7 @@ type relay struct {
 	ends [2]net.Conn
 	dirs [2]*direction // dirs[0] carries the client's bytes to the server
 	end  *linkEnd      // the server's end
+	left atomic.Int32  // the ways not yet done
 	done chan struct{}
 	once sync.Once
 }
@@ -192,6 +194,7 @@ type direction struct {
 }
 
 func (r *relay) start() {
+	r.left.Store(2)
 	go r.read(r.ends[0], r.dirs[0])
 	go r.read(r.ends[1], r.dirs[1])
 	go r.write(r.ends[1], r.dirs[0])
@@ -215,8 +218,12 @@ func (r *relay) read(from net.Conn, d *direction) {
 }
 
 // write gives the other side what waits, whenever the link is not cut,
-// and closes it after the writer's close.
+// and closes it after the writer's close, as a FIN follows the data sent
+// before it. A side that has gone takes nothing more, but what the other
+// side sent before it went still reaches it: each way ends on its own,
+// and the relay closes once both have.
 func (r *relay) write(to net.Conn, d *direction) {
+	defer r.finish()
 	for {
 		select {
 		case <-d.signal:
@@ -232,14 +239,20 @@ func (r *relay) write(to net.Conn, d *direction) {
 		d.mu.Unlock()
 		if len(q) > 0 {
 			if _, err := to.Write(q); err != nil {
-				r.close()
 				return
 			}
 		}
 		if eof {
-			r.close()
+			to.Close()
 			return
 		}
+	}
+}
+
+// finish counts one way of the relay done; the second closes it.
+func (r *relay) finish() {
+	if r.left.Add(-1) == 0 {
+		r.close()
 	}
 }
 
