@@ -53,6 +53,7 @@ type Listener struct {
 	conns       map[*clientConn]struct{}
 	partitioned map[int64]bool // sessions whose reconnects are refused (Partition)
 	closed      bool
+	quit        chan struct{} // closed by Close
 	wg          sync.WaitGroup
 
 	received, sent atomic.Int64
@@ -106,6 +107,7 @@ func newListener(srv *zkfake.Server, ln net.Listener, opts []Option) *Listener {
 		sessions:    map[int64]*session{},
 		conns:       map[*clientConn]struct{}{},
 		partitioned: map[int64]bool{},
+		quit:        make(chan struct{}),
 	}
 	l.traceMask.Store(defaultTraceMask)
 	return l
@@ -123,6 +125,7 @@ func (l *Listener) Close() error {
 		return nil
 	}
 	l.closed = true
+	close(l.quit)
 	conns := make([]*clientConn, 0, len(l.conns))
 	for cc := range l.conns {
 		conns = append(conns, cc)
@@ -573,9 +576,15 @@ func (l *Listener) newSession(timeoutMs int32, opts ...zkfake.ConnOption) (*sess
 	if err != nil {
 		return nil, err
 	}
-	for ev := range events {
-		if ev.State == zk.StateHasSession {
-			break
+	// Without a quorum the fake's Conn dials in rounds until one serves
+	// it; a listener that closes meanwhile stops waiting.
+	for waiting := true; waiting; {
+		select {
+		case ev, ok := <-events:
+			waiting = ok && ev.State != zk.StateHasSession
+		case <-l.quit:
+			conn.Close()
+			return nil, net.ErrClosed
 		}
 	}
 	s.conn, s.id = conn, conn.SessionID()
