@@ -25,26 +25,30 @@ func realClientCases() int {
 // go-zookeeper's own goroutines (its send and receive loops, its pings,
 // its reconnects) must not make a choice the harness cannot pin.
 //
-// Under -race the campaigns run, and the race detector watches them
-// (go-zookeeper's race on reconnect, #35, is kept from firing by the
-// order in which the Pipe answers a reconnecting client), but their
-// stories are compared only with ZKFUZZ_RACE_COMPARE set: the race
-// detector shuffles the order in which runnable goroutines run, and a
-// run in about fifteen still differs somewhere (see "Real clients" in the
-// package documentation).
+// It holds for code that reads nothing of go-zookeeper's state but its
+// replies and events, as zk.Lock. The project's recipes read the Conn's
+// State right after a request failed with a lost connection, to tell a
+// closed Conn from a lost connection; go-zookeeper's connection goroutine
+// moves from StateDisconnected to StateConnecting at that very moment,
+// and which of the two runs first is the Go scheduler's choice, which the
+// harness cannot pin from outside: their stories match in about nine runs
+// of ten, so they are compared only with ZKFUZZ_COMPARE_ALL set. Under
+// -race nothing is compared unless it is set: the race detector shuffles
+// the order of runnable goroutines, and the campaigns run for it to watch
+// (go-zookeeper's race on reconnect, #35, is kept from firing by the order
+// in which the Pipe answers a reconnecting client).
 func TestRealClientsSameSeedSameStory(t *testing.T) {
 	all := builtins()
 	all["zk.Lock"] = targets.ZKLock()
-	m, _ := targets.MutantByName("herd")
-	all["herd"] = m.Target
+	compareAll := os.Getenv("ZKFUZZ_COMPARE_ALL") != ""
 	for name, target := range all {
 		t.Run(name, func(t *testing.T) {
 			run := func(seed uint64) []string {
 				return fuzz.Transcripts(t, target, []fuzz.Option{fuzz.WithRealClients()}, realClientCases(), seed)
 			}
 			first := run(42)
-			if fuzz.RaceEnabled() && os.Getenv("ZKFUZZ_RACE_COMPARE") == "" {
-				t.Skipf("%d cases under the race detector, no data race; stories not compared", len(first))
+			if !compareAll && (fuzz.RaceEnabled() || name != "zk.Lock") {
+				t.Skipf("%d cases over real clients, no data race; stories not compared (ZKFUZZ_COMPARE_ALL)", len(first))
 			}
 			second := run(42)
 			if len(first) != len(second) {

@@ -93,14 +93,13 @@ func (m *Mutex) closedBy(err error, strikes int) int {
 // moment of the drop fail with ErrConnectionClosed), and shows
 // StateConnecting while it tries. So two requests in a row that fail with
 // ErrConnectionClosed, a backoff pause apart, each with the Conn in
-// StateDisconnected (read twice, see disconnectedForGood), mean it was
-// closed.
+// StateDisconnected, mean it was closed.
 func closedBy(conn Conn, closed *atomic.Bool, err error, strikes int) int {
 	switch {
 	case errors.Is(err, zk.ErrClosing):
 		closed.Store(true)
 		return strikes
-	case errors.Is(err, zk.ErrConnectionClosed) && disconnectedForGood(conn):
+	case errors.Is(err, zk.ErrConnectionClosed) && conn.State() == zk.StateDisconnected:
 		strikes++
 		if strikes >= 2 {
 			closed.Store(true)
@@ -108,20 +107,6 @@ func closedBy(conn Conn, closed *atomic.Bool, err error, strikes int) int {
 		return strikes
 	}
 	return 0
-}
-
-// disconnectedForGood reports whether conn shows StateDisconnected, read
-// twice a moment apart. go-zookeeper fails the requests in flight with
-// zk.ErrConnectionClosed a moment before its connection goroutine shows
-// StateConnecting for the reconnect: a caller that woke first and read
-// the state once would take a mere connection loss for a strike, as
-// often as the scheduler ran it first. A closed Conn stays disconnected.
-func disconnectedForGood(conn Conn) bool {
-	if conn.State() != zk.StateDisconnected {
-		return false
-	}
-	time.Sleep(time.Millisecond)
-	return conn.State() == zk.StateDisconnected
 }
 
 // pause waits for d or until ctx is done, whichever comes first.

@@ -290,21 +290,9 @@ func retryOpen(ctx context.Context, conn zktest.Conn, op func() error) error {
 // requests on a closed go-zookeeper Conn fail at once, with ErrClosing if
 // they were in flight and ErrConnectionClosed after, while it shows
 // StateDisconnected for good; one that lost its connection shows
-// StateConnecting while it dials again. go-zookeeper fails the requests in
-// flight a moment before it shows StateConnecting (its connection
-// goroutine goes on from the one to the other while the caller wakes), so
-// StateDisconnected is read twice, a moment apart: a lock that read it
-// once would take a connection loss for a close whenever the scheduler
-// ran it first.
+// StateConnecting while it dials again.
 func closedConn(conn zktest.Conn, err error) bool {
-	if errors.Is(err, zk.ErrClosing) {
-		return true
-	}
-	if !errors.Is(err, zk.ErrConnectionClosed) || conn.State() != zk.StateDisconnected {
-		return false
-	}
-	time.Sleep(time.Millisecond)
-	return conn.State() == zk.StateDisconnected
+	return errors.Is(err, zk.ErrClosing) || errors.Is(err, zk.ErrConnectionClosed) && conn.State() == zk.StateDisconnected
 }
 
 // order sorts the contenders — the children named as the lock names its
