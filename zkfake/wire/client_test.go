@@ -153,6 +153,21 @@ func TestClientPartitionHealedUnnoticed(t *testing.T) {
 	})
 }
 
+// A client closed while its path is cut, and then the Pipe, leave nothing
+// running once go-zookeeper has given up on its connection: both ends of
+// the path are gone, so what waits on it can never be delivered, and
+// synctest would fail the test on a goroutine left waiting for a heal.
+func TestClientClosedWhileCut(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		_, pipe := servedFake(t)
+		c := newClient(t, pipe, 4*time.Second)
+		c.Partition()
+		c.Close()
+		pipe.Close()
+		time.Sleep(time.Minute)
+	})
+}
+
 // A crashed client never reaches the server again: its session expires
 // and its ephemeral nodes go, and its own calls fail.
 func TestClientCrash(t *testing.T) {

@@ -180,6 +180,10 @@ type relay struct {
 	dirs [2]*direction // dirs[0] carries the client's bytes to the server
 	end  *linkEnd      // the server's end
 	left atomic.Int32  // the ways not yet done
+	// open counts the sides that have not closed their end. Once neither
+	// has, nothing waiting in the queues can be delivered: the relay
+	// closes, cut or not.
+	open atomic.Int32
 	done chan struct{}
 	once sync.Once
 }
@@ -195,6 +199,7 @@ type direction struct {
 
 func (r *relay) start() {
 	r.left.Store(2)
+	r.open.Store(2)
 	go r.read(r.ends[0], r.dirs[0])
 	go r.read(r.ends[1], r.dirs[1])
 	go r.write(r.ends[1], r.dirs[0])
@@ -212,6 +217,9 @@ func (r *relay) read(from net.Conn, d *direction) {
 		d.mu.Unlock()
 		d.poke()
 		if err != nil {
+			if r.open.Add(-1) == 0 {
+				r.close()
+			}
 			return
 		}
 	}
