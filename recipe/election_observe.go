@@ -59,7 +59,7 @@ func (e *Election) observe(ctx context.Context, ch chan<- Leader) {
 	synced := false
 	var syncedIn int64
 	backoff := firstBackoff
-	strikes := 0
+	var evidence closeEvidence
 	for {
 		if ctx.Err() != nil || e.m.closed.Load() {
 			return
@@ -85,16 +85,17 @@ func (e *Election) observe(ctx context.Context, ch chan<- Leader) {
 			if !readLoss(err) && !errors.Is(err, zk.ErrClosing) {
 				return // nothing retrying could fix, or ctx is done
 			}
-			if strikes = closedBy(e.conn, &e.m.closed, err, strikes); e.m.closed.Load() {
+			if evidence.failed(err, &e.m.closed); e.m.closed.Load() {
 				return
 			}
 			if pause(ctx, backoff) != nil {
 				return
 			}
+			evidence.paused(e.conn, &e.m.closed)
 			backoff = min(2*backoff, maxBackoff)
 			continue
 		}
-		synced, syncedIn, backoff, strikes = true, session, firstBackoff, 0
+		synced, syncedIn, backoff, evidence = true, session, firstBackoff, closeEvidence{}
 		if v.known && (!sent || v.leader.Node != last.Node) {
 			select {
 			case ch <- v.leader:

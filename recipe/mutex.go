@@ -194,9 +194,9 @@ type Mutex struct {
 	hold    *hold    // nil when the handle holds nothing
 	orphans []orphan // own nodes to delete; see orphans.go
 	reaping bool     // the background reaper of orphans is running
-	// reapStrikes counts the reaper's requests in a row that found the
-	// Conn looking closed (see closedBy).
-	reapStrikes int
+	// reapEvidence is what the reaper's requests showed of the Conn (see
+	// closeEvidence).
+	reapEvidence closeEvidence
 
 	// unsaid holds the state changes made under mu that the listener has
 	// not heard yet, in the order they were made (see say and tell).
@@ -208,7 +208,7 @@ type Mutex struct {
 	telling chan struct{}
 
 	// closed is set once the Mutex knows its Conn was closed (see
-	// closedBy): from then on its calls fail at once with errConnClosed.
+	// closeEvidence): from then on its calls fail at once with errConnClosed.
 	closed atomic.Bool
 
 	// poll is the ticker of the watching goroutine (see pollTicker); only

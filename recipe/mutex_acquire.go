@@ -78,13 +78,13 @@ func (m *Mutex) create(ctx context.Context) (c created, err error) {
 	parentTries := 0
 	var troubleSince time.Time
 	backoff := firstBackoff
-	strikes := 0
+	var evidence closeEvidence
 	for {
 		if m.closed.Load() {
 			return created{}, errConnClosed
 		}
 		node, err := m.conn.Create(prefix, m.cfg.data, zk.FlagEphemeral|zk.FlagSequence, m.cfg.acl)
-		if strikes = m.closedBy(err, strikes); m.closed.Load() {
+		if evidence.failed(err, &m.closed); m.closed.Load() {
 			// Closing the session deletes the node, if it was made.
 			return created{}, errConnClosed
 		}
@@ -124,6 +124,7 @@ func (m *Mutex) create(ctx context.Context) (c created, err error) {
 		if ctxErr := pause(ctx, backoff); ctxErr != nil {
 			return created{}, fmt.Errorf("%w (while creating the lock node: %w)", ctxErr, err)
 		}
+		evidence.paused(m.conn, &m.closed)
 		backoff = min(2*backoff, maxBackoff)
 	}
 }

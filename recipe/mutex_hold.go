@@ -72,7 +72,9 @@ func (m *Mutex) watchHold(h *hold) {
 				// until Unlock finishes.
 				continue
 			case zk.EventNotWatching:
-				m.closedBy(ev.Err, 0)
+				if errors.Is(ev.Err, zk.ErrClosing) {
+					m.closed.Store(true) // proof that the Conn was closed (see closeEvidence)
+				}
 				m.lose(h)
 				return
 			}
@@ -379,8 +381,8 @@ func (m *Mutex) release(ctx context.Context, h *hold) (lost bool, err error) {
 // the node went with the session that Close ended. So unless the Conn has
 // a session now, it is asked (a read, retried through connection loss as
 // every request is): an answer says it is not closed, and the lost Deletes
-// may have deleted the node; a closed Conn shows itself as closedBy reads
-// it, and they did not. The error is ctx's, if it ends first: the release
+// may have deleted the node; a closed Conn shows itself as closeEvidence
+// reads it, and they did not. The error is ctx's, if it ends first: the release
 // is then not confirmed.
 func (m *Mutex) lostDeletesCount(ctx context.Context, h *hold) (bool, error) {
 	m.mu.Lock()

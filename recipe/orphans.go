@@ -79,6 +79,9 @@ func (m *Mutex) reapAfter(pause time.Duration) {
 // reaper goes on with those left.
 func (m *Mutex) retryOrphans() {
 	m.mu.Lock()
+	// A round follows the reaper's pause: the time to weigh what the last
+	// round's failures suggested (see closeEvidence).
+	m.reapEvidence.paused(m.conn, &m.closed)
 	orphans := m.orphans
 	m.orphans = nil
 	m.mu.Unlock()
@@ -98,7 +101,7 @@ func (m *Mutex) retryOrphans() {
 // reports whether it is settled: anything but a connection loss settles
 // it. A Conn known to be closed settles every orphan: closing the session
 // deletes its ephemeral nodes. The rounds of the reaper count as the
-// retries closedBy needs to tell a closed Conn.
+// retries closeEvidence needs to tell a closed Conn.
 func (m *Mutex) settleOrphan(o orphan) bool {
 	if m.closed.Load() {
 		return true
@@ -154,14 +157,13 @@ func (m *Mutex) openDelete(node string) chan<- error {
 	return answer
 }
 
-// reaperSettles counts an answer to one of the reaper's requests against
-// the Conn — a failure is a strike, an answer starts the count again (see
-// closedBy) — and reports whether the answer settles what the request was
-// for: anything but a connection loss does, and so does a Conn now known
-// to be closed.
+// reaperSettles counts an answer to one of the reaper's requests as
+// evidence about the Conn (see closeEvidence) and reports whether the
+// answer settles what the request was for: anything but a connection loss
+// does, and so does a Conn now known to be closed.
 func (m *Mutex) reaperSettles(err error) bool {
 	m.mu.Lock()
-	m.reapStrikes = m.closedBy(err, m.reapStrikes)
+	m.reapEvidence.failed(err, &m.closed)
 	m.mu.Unlock()
 	return !IsConnectionLoss(err) || m.closed.Load()
 }

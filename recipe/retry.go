@@ -31,7 +31,7 @@ func IsConnectionLoss(err error) bool {
 // done, or connection losses have gone on for longer than limit (if limit is
 // positive). op must be safe to repeat after a loss; callers that create or
 // delete check the outcome themselves. A Conn that turns out to be closed
-// (see closedBy) ends the retries at once with errConnClosed.
+// (see closeEvidence) ends the retries at once with errConnClosed.
 func (m *Mutex) retryLoss(ctx context.Context, limit time.Duration, op func() error) error {
 	return retryWhile(ctx, m.conn, &m.closed, limit, IsConnectionLoss, op)
 }
@@ -39,14 +39,14 @@ func (m *Mutex) retryLoss(ctx context.Context, limit time.Duration, op func() er
 // retryWhile is retryLoss for any Conn: it runs op until op returns an error
 // that transient does not accept (or nil), ctx is done, or transient errors
 // have gone on for longer than limit (if limit is positive). closed records
-// that the Conn is known to be closed (see closedBy); once it is, retryWhile
+// that the Conn is known to be closed (see closeEvidence); once it is, retryWhile
 // returns errConnClosed at once. The Mutex retries only connection loss; the
 // election's reads retry an expired session too, since go-zookeeper carries
 // on with a new one and a read is simply repeated there.
 func retryWhile(ctx context.Context, conn Conn, closed *atomic.Bool, limit time.Duration, transient func(error) bool, op func() error) error {
 	var lossSince time.Time
 	backoff := firstBackoff
-	strikes := 0
+	var evidence closeEvidence
 	for {
 		if closed.Load() {
 			return errConnClosed
@@ -55,7 +55,7 @@ func retryWhile(ctx context.Context, conn Conn, closed *atomic.Bool, limit time.
 		if !transient(err) && !errors.Is(err, zk.ErrClosing) {
 			return err
 		}
-		if strikes = closedBy(conn, closed, err, strikes); closed.Load() {
+		if evidence.failed(err, closed); closed.Load() {
 			return errConnClosed
 		}
 		now := time.Now()
@@ -68,6 +68,7 @@ func retryWhile(ctx context.Context, conn Conn, closed *atomic.Bool, limit time.
 		if ctxErr := pause(ctx, backoff); ctxErr != nil {
 			return fmt.Errorf("%w (while the connection was lost: %w)", ctxErr, err)
 		}
+		evidence.paused(conn, closed)
 		backoff = min(2*backoff, maxBackoff)
 	}
 }
@@ -75,39 +76,6 @@ func retryWhile(ctx context.Context, conn Conn, closed *atomic.Bool, limit time.
 // errConnClosed is what the Mutex's calls return once it knows its Conn was
 // closed: nothing sent on that Conn can succeed any more.
 var errConnClosed = fmt.Errorf("recipe: the Conn was closed: %w", zk.ErrClosing)
-
-// closedBy takes the error of a failed request and the number of strikes so
-// far against the Mutex's Conn, and returns the new count; see the function
-// closedBy.
-func (m *Mutex) closedBy(err error, strikes int) int {
-	return closedBy(m.conn, &m.closed, err, strikes)
-}
-
-// closedBy takes the error of a failed request on conn and the number of
-// strikes so far against conn, sets closed when the evidence is in, and
-// returns the new count. go-zookeeper fails the requests in flight when
-// Close is called with zk.ErrClosing: that is proof. Every request made
-// after Close fails at once with zk.ErrConnectionClosed and the state stays
-// StateDisconnected for good; a Conn that is merely disconnected instead
-// holds new requests until it reconnects (only those in flight at the
-// moment of the drop fail with ErrConnectionClosed), and shows
-// StateConnecting while it tries. So two requests in a row that fail with
-// ErrConnectionClosed, a backoff pause apart, each with the Conn in
-// StateDisconnected, mean it was closed.
-func closedBy(conn Conn, closed *atomic.Bool, err error, strikes int) int {
-	switch {
-	case errors.Is(err, zk.ErrClosing):
-		closed.Store(true)
-		return strikes
-	case errors.Is(err, zk.ErrConnectionClosed) && conn.State() == zk.StateDisconnected:
-		strikes++
-		if strikes >= 2 {
-			closed.Store(true)
-		}
-		return strikes
-	}
-	return 0
-}
 
 // pause waits for d or until ctx is done, whichever comes first.
 func pause(ctx context.Context, d time.Duration) error {

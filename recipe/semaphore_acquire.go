@@ -193,7 +193,7 @@ func (s *Semaphore) createLease(ctx context.Context, lock int64) (string, error)
 	dirTries := 0
 	var troubleSince time.Time
 	backoff := firstBackoff
-	strikes := 0
+	var evidence closeEvidence
 	fail := func(err error) (string, error) {
 		if lossy {
 			// A create whose reply was lost may have been applied, and
@@ -210,7 +210,7 @@ func (s *Semaphore) createLease(ctx context.Context, lock int64) (string, error)
 			return fail(errLockGone)
 		}
 		_, err := s.conn.Create(node, s.nodes.cfg.data, zk.FlagEphemeral, s.nodes.cfg.acl)
-		if strikes = s.nodes.closedBy(err, strikes); s.nodes.closed.Load() {
+		if evidence.failed(err, &s.nodes.closed); s.nodes.closed.Load() {
 			// Closing the session deletes the node, if it was made.
 			return "", errConnClosed
 		}
@@ -254,6 +254,7 @@ func (s *Semaphore) createLease(ctx context.Context, lock int64) (string, error)
 		if ctxErr := pause(ctx, backoff); ctxErr != nil {
 			return fail(fmt.Errorf("%w (while creating the lease node: %w)", ctxErr, err))
 		}
+		evidence.paused(s.conn, &s.nodes.closed)
 		backoff = min(2*backoff, maxBackoff)
 	}
 }
