@@ -83,7 +83,7 @@ func (p *Pipe) NewClient(sessionTimeout time.Duration, opts ...ClientOption) (*C
 			o(c)
 		}
 	}
-	conn, events, err := zk.Connect([]string{PipeAddress}, sessionTimeout, zk.WithDialer(dial), zk.WithHostProvider(p.HostProvider()), options)
+	conn, events, err := zk.Connect([]string{PipeAddress}, sessionTimeout, zk.WithDialer(dial), zk.WithHostProvider(&pipeHost{ordinal: k.ordinal}), options)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package wire_test
 
 import (
+	"errors"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -151,6 +152,40 @@ func TestClientPartitionHealedUnnoticed(t *testing.T) {
 			t.Fatalf("state %v; want the session carried on", c.State())
 		}
 	})
+}
+
+// A request sent into a cut, on a connection the client then gives up,
+// still reaches the server once the cut heals, before the client's new
+// connection: the server applies it, though the client was told the
+// connection closed, as a real server applies what a dead connection
+// delivered. The test runs many times: the order must not be the
+// scheduler's.
+func TestClientRequestSentIntoACutArrivesBeforeTheNextConnection(t *testing.T) {
+	for range 20 {
+		synctest.Test(t, func(t *testing.T) {
+			srv, pipe := servedFake(t)
+			c := newClient(t, pipe, 4*time.Second)
+			defer c.Close()
+			c.Partition()
+			failed := make(chan error, 1)
+			go func() {
+				_, err := c.Create("/sent-into-the-cut", nil, 0, zk.WorldACL(zk.PermAll))
+				failed <- err
+			}()
+			// Past go-zookeeper's read deadline (two thirds of the
+			// timeout), within the session's timeout.
+			time.Sleep(3 * time.Second)
+			if err := <-failed; !errors.Is(err, zk.ErrConnectionClosed) {
+				t.Fatalf("Create during the cut = %v; want zk.ErrConnectionClosed, the client having given the connection up", err)
+			}
+			before := srv.Zxid()
+			c.Heal()
+			waitFor(t, c.Events, zk.StateHasSession)
+			if ok, _, err := c.Exists("/sent-into-the-cut"); err != nil || !ok {
+				t.Fatalf("Exists after the heal = %v, %v; want the create applied (zxid %#x before the heal, %#x now)", ok, err, before, srv.Zxid())
+			}
+		})
+	}
 }
 
 // A client closed while its path is cut, and then the Pipe, leave nothing

@@ -28,10 +28,8 @@ type link struct {
 	conns  []*relay
 	// gate holds the client's requests at the server (WithGate).
 	gate Gate
-	// ordinal numbers the link among its Pipe's; dialed is set once it
-	// has dialed.
+	// ordinal numbers the link among its Pipe's.
 	ordinal int
-	dialed  bool
 	// next is the member the client's next new session starts on, if
 	// nextSet (ReconnectTo).
 	next    int
@@ -59,19 +57,14 @@ var errRefused = errors.New("wire: connection refused (the client's process cras
 // makes the dial wait until it heals or timeout passes, as a SYN that gets
 // no answer does.
 //
-// Every dial but the first waits the link's ordinal in microseconds, as
-// the fake's own Conns stagger their reconnect rounds: clients cut off
+// Every dial but the first comes the link's ordinal in microseconds after
+// the instant go-zookeeper's second of waiting would put it at (the
+// client's host provider waits so long before it answers a retry), as the
+// fake's own Conns stagger their reconnect rounds: clients cut off
 // together retry a second later, all at one instant, and would otherwise
 // reach the server in whatever order the Go scheduler ran them, which
 // decides the order of their new sessions' ids.
 func (k *link) dial(ln *pipeListener, timeout time.Duration, wrap func(net.Conn) *linkEnd) (net.Conn, error) {
-	k.mu.Lock()
-	again := k.dialed
-	k.dialed = true
-	k.mu.Unlock()
-	if again {
-		time.Sleep(time.Duration(k.ordinal) * time.Microsecond)
-	}
 	k.mu.Lock()
 	for k.cut && !k.dead {
 		healed := k.healed
@@ -85,6 +78,33 @@ func (k *link) dial(ln *pipeListener, timeout time.Duration, wrap func(net.Conn)
 		}
 		k.mu.Lock()
 	}
+	if k.dead {
+		k.mu.Unlock()
+		return nil, errRefused
+	}
+	// What the client sent on a connection it has given up on still
+	// reaches the server, and was sent before this dial: it arrives
+	// first, and the server has seen that connection close before the new
+	// one comes, as on a network whose path keeps its order. (Otherwise
+	// the old connection's requests and the new one's handshake would
+	// reach the server in the scheduler's order.)
+	var abandoned []*relay
+	for _, r := range k.conns {
+		if r.clientClosed() {
+			abandoned = append(abandoned, r)
+		}
+	}
+	k.mu.Unlock()
+	for _, r := range abandoned {
+		t := time.NewTimer(timeout)
+		select {
+		case <-r.done:
+			t.Stop()
+		case <-t.C:
+			return nil, &net.OpError{Op: "dial", Net: "pipe", Err: os.ErrDeadlineExceeded}
+		}
+	}
+	k.mu.Lock()
 	if k.dead {
 		k.mu.Unlock()
 		return nil, errRefused
@@ -204,6 +224,14 @@ func (r *relay) start() {
 	go r.read(r.ends[1], r.dirs[1])
 	go r.write(r.ends[1], r.dirs[0])
 	go r.write(r.ends[0], r.dirs[1])
+}
+
+// clientClosed reports whether the client has closed its end of r.
+func (r *relay) clientClosed() bool {
+	d := r.dirs[0]
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.eof
 }
 
 // read takes in all one side writes, at once.

@@ -230,8 +230,15 @@ func (c *pipeClient) Close() error {
 // connection, is a retry of the whole list, which the client makes after a
 // second's pause. (A provider that let a failed dial retry at once would
 // have the client dial a refusing Pipe in a loop that never waits.)
+//
+// A Client's provider (NewClient) waits, before it answers a retry, its
+// link's ordinal in microseconds (see link.dial for why). go-zookeeper fails
+// the requests queued at that moment with zk.ErrNoServer; the wait puts
+// that moment after whatever the client's code asks at the instant its
+// connection drops, rather than wherever the scheduler ran it.
 type pipeHost struct {
-	dialed bool
+	dialed  bool
+	ordinal int // the link's, for a Client's provider; 0 waits for nothing
 }
 
 func (h *pipeHost) Init(servers []string) error { return nil }
@@ -242,5 +249,8 @@ func (h *pipeHost) Connected()                  {}
 func (h *pipeHost) Next() (string, bool) {
 	retry := h.dialed
 	h.dialed = true
+	if retry && h.ordinal > 0 {
+		time.Sleep(time.Duration(h.ordinal) * time.Microsecond)
+	}
 	return PipeAddress, retry
 }
