@@ -228,36 +228,40 @@
 //   - A pause freezes the client's traffic and its code's requests, but
 //     not go-zookeeper's own timers, which nothing outside it can stop: the
 //     client notices its connection gone during the pause, not after.
-//   - Late watch events are not drawn: go-zookeeper hands an event to its
-//     channel at once, and when a *zk.Conn's code reads that channel is
-//     not the harness's to hold. Code written against zktest.Conn gets
-//     [Client.Conn], whose watch channels the harness hands over as in
-//     process; for code on the *zk.Conn itself, the herd and poll
-//     detectors count an event that reached the client as one its code
-//     took.
+//   - Late watch events are drawn for code written against zktest.Conn,
+//     which gets [Client.Conn], whose watch channels the harness hands
+//     over as in process. For code on the *zk.Conn itself they are not:
+//     go-zookeeper hands an event to its channel at once, and when that
+//     code reads the channel is not the harness's to hold; the herd and
+//     poll detectors count an event that reached such a client as one its
+//     code took.
 //   - A process closes its Conn only while connected: between
 //     connections, go-zookeeper's Close races its own reconnect loop.
 //   - A case is slower, about five times.
 //
-// The harness pins what go-zookeeper leaves to the scheduler where it
-// can: it waits for each new client's session before the next one dials,
-// every dial but a client's first waits the client's ordinal in
-// microseconds (clients cut off together would otherwise redial in the
-// scheduler's order and take their session ids in it), the server applies
-// a client's requests one grant at a time, and a process closes its Conn
-// only while connected. So code that reads nothing of go-zookeeper's state
-// but its replies and events, as zk.Lock, tells the same story for the
-// same seed, byte for byte. Code that reads the Conn's State right after
-// a request failed with a lost connection (the project's recipes do, to
-// tell a closed Conn from a lost connection) races go-zookeeper's own
+// The harness pins what go-zookeeper leaves to the scheduler: it waits
+// for each new client's session before the next one dials; every dial but
+// a client's first waits the client's ordinal in microseconds (clients cut
+// off together would otherwise redial in the scheduler's order and take
+// their session ids in it); a dial after a partition waits until what the
+// client sent on the connection it gave up has reached the server, and
+// that connection has closed there (its requests and the new handshake
+// would otherwise arrive in the scheduler's order); the server applies a
+// client's requests one grant at a time; and a process closes its Conn
+// only while connected. So the same seed tells the same story, byte for
+// byte, under -race too (TestRealClientsSameSeedSameStory compares the
+// project's recipes and zk.Lock). Code that reads the Conn's State right
+// after a request failed with a lost connection races go-zookeeper's own
 // connection goroutine, which moves from StateDisconnected to
-// StateConnecting at that very moment; nothing outside go-zookeeper can
-// pin which runs first, and about one run in ten of such a campaign tells
-// a case differently. A fail file's replay then may not find its finding
-// again; rapid says so, and the story it printed stands. Under -race the
-// campaigns find no data race (go-zookeeper's own race on reconnect,
-// go-zookeeper/zk#35, is kept from firing by the order in which the Pipe
-// answers a reconnecting client; see wire.Pipe).
+// StateConnecting at that very moment; the project's recipes read it only
+// after the pause that follows (recipe's closeEvidence), and code of yours
+// should too. The mutants' queue lock does read it at once, and tells about
+// one campaign in forty differently. A fail file's replay of a case whose
+// code races so may not find its finding again; rapid says so, and the
+// story it printed stands. Under -race the campaigns find no
+// data race (go-zookeeper's own race on reconnect, go-zookeeper/zk#35, is
+// kept from firing by the order in which the Pipe answers a reconnecting
+// client; see wire.Pipe).
 //
 // go-zookeeper v1.0.4's zk.Lock (fuzz/targets.ZKLock), unchanged, shows
 // three defects, each found within a few cases of its own campaign (its

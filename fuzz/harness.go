@@ -69,6 +69,7 @@ type slot struct {
 	lastDone    time.Time // when it returned
 	lastSig     [2]int    // the server's state then: writes so far, nodes
 	lastSession int64
+	lastMade    time.Time // when the client made its last call
 
 	// callSessions are the sessions the client has had since its Lock or
 	// TryLock in progress began.
@@ -140,6 +141,13 @@ type incarnation struct {
 	downSince atomic.Int64
 	// closedConn is closed, for the client's own goroutines to read.
 	closedConn atomic.Bool
+	// failedLocally is when a call of a real client last returned a lost
+	// connection to its code, in Unix nanoseconds. The gate at the server
+	// never sees such a failure: the call failed inside go-zookeeper
+	// before it reached the server, or after, its reply lost with the
+	// connection (the server then answered it, to nobody). The poll
+	// detector must know that a retry follows a failure.
+	failedLocally atomic.Int64
 
 	// Harness-only state.
 	partitioned bool

@@ -3,6 +3,7 @@ package fuzz
 import (
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zksim/zksim/recipe"
@@ -52,6 +53,8 @@ func (h *harness) signature() [2]int {
 // since. A waiter that waits for a watch makes its calls back to back after
 // each change; a retry after a lost connection follows a failed call.
 func (h *harness) checkPoll(s *slot, r *request) {
+	prevMade := s.lastMade
+	s.lastMade = r.at
 	if s.phase != phaseLocking {
 		s.polls = 0
 		return
@@ -60,7 +63,14 @@ func (h *harness) checkPoll(s *slot, r *request) {
 	// whatever the event was for (a write from outside the clients does
 	// not show in the signature).
 	woken := h.woke[s].After(s.lastDone)
-	if s.lastOK && !woken && r.at.After(s.lastDone) && h.signature() == s.lastSig && s.inc.conn.SessionID() == s.lastSession {
+	// A real client's call whose failure the gate did not see (see
+	// incarnation.failedLocally) is a failure all the same: a call
+	// failed since the client made its last one.
+	failed := false
+	if at := s.inc.failedLocally.Load(); at != 0 {
+		failed = !time.Unix(0, at).Before(prevMade)
+	}
+	if s.lastOK && !woken && !failed && r.at.After(s.lastDone) && h.signature() == s.lastSig && s.inc.conn.SessionID() == s.lastSession {
 		s.polls++
 	} else {
 		s.polls = 0

@@ -1,11 +1,13 @@
 package fuzz
 
 import (
+	"errors"
 	"sync/atomic"
 	"testing/synctest"
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zksim/zksim/recipe"
 	"github.com/zksim/zksim/zkfake"
 	"github.com/zksim/zksim/zkfake/wire"
 	"github.com/zksim/zksim/zkfake/zktest"
@@ -102,8 +104,11 @@ func (h *harness) connect(inc *incarnation) (link clientLink, conn zktest.Conn, 
 		return nil
 	}
 	afterClosed := func(req zktest.Request, b any, reply zktest.Reply) {
-		if b != nil {
+		switch {
+		case b != nil:
 			g.after(req, b, reply)
+		case recipe.IsConnectionLoss(reply.Err) || errors.Is(reply.Err, zk.ErrSessionExpired):
+			inc.failedLocally.Store(time.Now().UnixNano())
 		}
 	}
 	return pipeClient{c}, zktest.Wrap(c.Conn, zktest.Hooks{Before: closedGate, After: afterClosed, Events: g.forward}), nil
