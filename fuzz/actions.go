@@ -186,16 +186,44 @@ func (a action) GoString() string {
 	return fmt.Sprintf("action(%d)", a.kind)
 }
 
-// actionGen draws actions for a case of n clients.
-func actionGen(n int) *rapid.Generator[action] {
+// faultOf is the Fault (WithoutFaults) each kind of action draws or ends;
+// 0 for the moves and waits every case draws.
+var faultOf = [numActionKinds]Fault{
+	actLoseRequest: LostRequest,
+	actLoseReply:   LostReply,
+	actPartition:   Partition,
+	actHeal:        Partition,
+	actPause:       Pause,
+	actResume:      Pause,
+	actExpire:      Expiry,
+	actCrash:       Crash,
+	actLag:         LaggingFollower,
+	actCatchUp:     LaggingFollower,
+	actClose:       Close,
+	actCancel:      Cancel,
+	actDeleteNode:  OutsideWrite,
+	actQuorumLoss:  QuorumLoss,
+	actQuorumBack:  QuorumLoss,
+	actLateEvent:   LateEvent,
+}
+
+// actionGen draws actions for a case of n clients, of the kinds cfg
+// draws.
+func actionGen(n int, cfg config) *rapid.Generator[action] {
+	weights := actionWeights
+	for k, f := range faultOf {
+		if f != 0 && !cfg.drawn(f) {
+			weights[k] = 0
+		}
+	}
 	total := 0
-	for _, w := range actionWeights {
+	for _, w := range weights {
 		total += w
 	}
 	return rapid.Custom(func(t *rapid.T) action {
 		roll := rapid.IntRange(0, total-1).Draw(t, "kind")
 		kind := actMove
-		for k, w := range actionWeights {
+		for k, w := range weights {
 			if roll < w {
 				kind = actionKind(k)
 				break

@@ -86,7 +86,7 @@ func runCase(t *rapid.T, sub *subject, cfg config, lagFromStart bool) *caseResul
 	// rapid draws a slice's length with a small mean; the schedule's length
 	// is drawn on its own so that long schedules are common too.
 	n := rapid.IntRange(1, cfg.Steps).Draw(t, "steps")
-	schedule := rapid.SliceOfN(actionGen(clients), n, n).Draw(t, "schedule")
+	schedule := rapid.SliceOfN(actionGen(clients, cfg), n, n).Draw(t, "schedule")
 
 	h := &harness{
 		sub:      sub,

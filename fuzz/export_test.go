@@ -108,10 +108,10 @@ func Records(t *testing.T, target Target, opts []Option, checks int, seed uint64
 	return records
 }
 
-// CountFaults runs checks cases of target from seed, looking for nothing,
-// and returns the faults they drew and how many cases ran.
-func CountFaults(t *testing.T, target Target, checks int, seed uint64) (Faults, int64) {
-	e := campaign(t, target, nil, checks, seed, func(e *engine) { e.countOnly = true })
+// CountFaults runs checks cases of target from seed with opts, looking
+// for nothing, and returns the faults they drew and how many cases ran.
+func CountFaults(t *testing.T, target Target, opts []Option, checks int, seed uint64) (Faults, int64) {
+	e := campaign(t, target, opts, checks, seed, func(e *engine) { e.countOnly = true })
 	return e.faultCounts(), e.runs.Load()
 }
 

@@ -52,7 +52,7 @@ func TestPartitionsEndBothWays(t *testing.T) {
 // and runs once.
 func defaultFaultCounts(t *testing.T) (fuzz.Faults, int64) {
 	faultCounts.once.Do(func() {
-		faultCounts.f, faultCounts.cases = fuzz.CountFaults(t, fuzz.Lock(targets.NewQueueLock), 300, 1)
+		faultCounts.f, faultCounts.cases = fuzz.CountFaults(t, fuzz.Lock(targets.NewQueueLock), nil, 300, 1)
 	})
 	t.Logf("%d cases: %s", faultCounts.cases, faultCounts.f)
 	return faultCounts.f, faultCounts.cases
@@ -82,6 +82,24 @@ func TestFaultsOfMinutesDrawn(t *testing.T) {
 	} {
 		if n == 0 {
 			t.Errorf("no %s in %d cases", name, cases)
+		}
+	}
+}
+
+// TestWithoutFaults checks that a campaign leaves out the faults it is
+// told to, and still draws the others.
+func TestWithoutFaults(t *testing.T) {
+	without := []fuzz.Fault{fuzz.Partition, fuzz.Pause, fuzz.LostReply, fuzz.QuorumLoss, fuzz.LateEvent}
+	f, cases := fuzz.CountFaults(t, fuzz.Lock(targets.NewQueueLock), []fuzz.Option{fuzz.WithoutFaults(without...)}, 100, 1)
+	t.Logf("%d cases without %v: %s", cases, without, f)
+	for name, n := range map[string]int{"partitions": f.Partitions, "pauses": f.Pauses, "lost replies": f.LostReplies, "quorum losses": f.QuorumLosses, "late watch events": f.LateEvents} {
+		if n != 0 {
+			t.Errorf("%d %s drawn, though left out", n, name)
+		}
+	}
+	for name, n := range map[string]int{"lost requests": f.LostRequests, "expiries": f.Expiries, "crashes": f.Crashes} {
+		if n == 0 {
+			t.Errorf("no %s drawn in %d cases", name, cases)
 		}
 	}
 }

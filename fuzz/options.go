@@ -28,6 +28,8 @@ type config struct {
 	// NoSequenceWrap and NoForeignChildren leave out two of a case's
 	// draws (WithoutSequenceWrap, WithoutForeignChildren).
 	NoSequenceWrap, NoForeignChildren bool
+	// NoFaults has bit f set for each Fault f left out (WithoutFaults).
+	NoFaults uint32
 }
 
 // Option sets one thing about a campaign: Check, Run and Fuzz take them,

@@ -72,12 +72,14 @@ func TestZKLockDefects(t *testing.T) {
 	for _, d := range targets.ZKLockDefects() {
 		t.Run(d.Name, func(t *testing.T) {
 			for seed := uint64(1); seed <= zkLockSeeds(); seed++ {
-				f, cases := fuzz.Survey(t, targets.ZKLock(), d.Options, 2000, seed, nil)
-				if f == nil {
-					t.Fatalf("seed %d: no finding in 2000 cases", seed)
+				// Its own finding, passing over any of zk.Lock's other
+				// defects that a case happens to trip first.
+				own := func(f *fuzz.Finding) bool {
+					return slices.Contains(d.Detectors, f.Detector) && strings.Contains(f.Story, d.Mark)
 				}
-				if !slices.Contains(d.Detectors, f.Detector) || !strings.Contains(f.Story, d.Mark) {
-					t.Fatalf("seed %d: found %s after %d cases; want one of %v, with %q in the story:\n%s", seed, f.Detector, cases, d.Detectors, d.Mark, f)
+				f, cases := fuzz.Survey(t, targets.ZKLock(), d.Options, 2000, seed, own)
+				if f == nil {
+					t.Fatalf("seed %d: not found by %v, with %q in the story, in 2000 cases", seed, d.Detectors, d.Mark)
 				}
 				t.Logf("seed %d: %s after %d cases: %s", seed, f.Detector, cases, f.Summary)
 			}

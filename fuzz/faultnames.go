@@ -1,0 +1,86 @@
+package fuzz
+
+import "fmt"
+
+// Fault names a kind of fault a case draws, for WithoutFaults.
+type Fault uint8
+
+// The faults a case draws. Each names the fault and the step that ends it,
+// where it has one (a partition and its heal, a pause and its thaw).
+const (
+	// LostRequest: a client's next request is lost before the server
+	// applies it, and the client reconnects.
+	LostRequest Fault = iota + 1
+	// LostReply: a client's next request is applied and its reply lost;
+	// the client may reconnect to a lagging follower.
+	LostReply
+	// Partition: a client is cut off from the server, and the cut heals,
+	// before or after the client notices, or its session expires.
+	Partition
+	// Pause: a client's process freezes (a long GC pause) and thaws.
+	Pause
+	// Expiry: the server expires a client's session; its next session may
+	// open on a lagging follower.
+	Expiry
+	// Crash: a client's process crashes and a new one takes its place.
+	Crash
+	// LaggingFollower: a follower lags, its sessions reading stale data,
+	// and catches up.
+	LaggingFollower
+	// Close: a client's process closes its Conn, makes a call or two on
+	// it, and ends.
+	Close
+	// Cancel: a client's waiting call is cancelled.
+	Cancel
+	// OutsideWrite: someone else deletes a client's node in the
+	// recipe's directory, or writes to it.
+	OutsideWrite
+	// QuorumLoss: a majority of the ensemble's members stop, and start
+	// again, at once or minutes later.
+	QuorumLoss
+	// LateEvent: a client's next watch event reaches its code late,
+	// after the reply to the request it makes next.
+	LateEvent
+	numFaults
+)
+
+// String names the fault as WithoutFaults's documentation does.
+func (f Fault) String() string {
+	if f > 0 && f < numFaults {
+		return faultNames[f]
+	}
+	return fmt.Sprintf("Fault(%d)", uint8(f))
+}
+
+var faultNames = [numFaults]string{
+	LostRequest:     "LostRequest",
+	LostReply:       "LostReply",
+	Partition:       "Partition",
+	Pause:           "Pause",
+	Expiry:          "Expiry",
+	Crash:           "Crash",
+	LaggingFollower: "LaggingFollower",
+	Close:           "Close",
+	Cancel:          "Cancel",
+	OutsideWrite:    "OutsideWrite",
+	QuorumLoss:      "QuorumLoss",
+	LateEvent:       "LateEvent",
+}
+
+// WithoutFaults leaves faults out of every case's schedule: steps that
+// would have drawn one are moves and waits instead. A target whose
+// code cannot meet a fault by design (a client that never cancels), or a
+// campaign that looks for one defect of a target past its others, is
+// fuzzed with it.
+func WithoutFaults(faults ...Fault) Option {
+	return func(c *config) {
+		for _, f := range faults {
+			if f > 0 && f < numFaults {
+				c.NoFaults |= 1 << f
+			}
+		}
+	}
+}
+
+// drawn reports whether the campaign draws fault f.
+func (c config) drawn(f Fault) bool { return c.NoFaults&(1<<f) == 0 }
