@@ -289,11 +289,24 @@ func retryOpen(ctx context.Context, conn zktest.Conn, op func() error) error {
 // closedConn tells a Conn its process closed from a lost connection:
 // requests on a closed go-zookeeper Conn fail at once, with ErrClosing if
 // they were in flight and ErrConnectionClosed after, while it shows
-// StateDisconnected for good; one that lost its connection shows
-// StateConnecting while it dials again.
+// StateDisconnected for good; one that lost its connection fails those in
+// flight with ErrConnectionClosed too, in StateDisconnected, but shows
+// StateConnecting a moment later, while it dials again. So the state is
+// read a moment after the failure, always (whether the caller pauses must
+// not hang on a read that raced go-zookeeper's own goroutine).
 func closedConn(conn zktest.Conn, err error) bool {
-	return errors.Is(err, zk.ErrClosing) || errors.Is(err, zk.ErrConnectionClosed) && conn.State() == zk.StateDisconnected
+	switch {
+	case errors.Is(err, zk.ErrClosing):
+		return true
+	case errors.Is(err, zk.ErrConnectionClosed):
+		time.Sleep(closedReadDelay)
+		return conn.State() == zk.StateDisconnected
+	}
+	return false
 }
+
+// closedReadDelay is how long after a failure closedConn reads the state.
+const closedReadDelay = time.Millisecond
 
 // order sorts the contenders — the children named as the lock names its
 // nodes, "lock-<seq>" at the end — by sequence number; the variants sort
