@@ -250,15 +250,15 @@
 // client's requests one grant at a time; and a process closes its Conn
 // only while connected. So the same seed tells the same story, byte for
 // byte, under -race too (TestRealClientsSameSeedSameStory compares the
-// project's recipes and zk.Lock). Code that reads the Conn's State right
-// after a request failed with a lost connection races go-zookeeper's own
-// connection goroutine, which moves from StateDisconnected to
-// StateConnecting at that very moment; the project's recipes read it only
-// after the pause that follows (recipe's closeEvidence), and code of yours
-// should too. The mutants' queue lock does read it at once, and tells about
-// one campaign in forty differently. A fail file's replay of a case whose
-// code races so may not find its finding again; rapid says so, and the
-// story it printed stands. Under -race the campaigns find no
+// project's recipes, the mutants' queue lock and zk.Lock). Code that reads
+// the Conn's State right after a request failed with a lost connection
+// races go-zookeeper's own connection goroutine, which moves from
+// StateDisconnected to StateConnecting a moment later; the project's
+// recipes read it after the pause that follows (recipe's closeEvidence),
+// the mutants' queue lock a millisecond after, and code of yours should
+// not read it at once either: it would take a lost connection for a
+// closed Conn. A fail file's replay of a case whose code races so may not
+// find its finding again; rapid says so, and the story it printed stands. Under -race the campaigns find no
 // data race (go-zookeeper's own race on reconnect, go-zookeeper/zk#35, is
 // kept from firing by the order in which the Pipe answers a reconnecting
 // client; see wire.Pipe).

@@ -25,15 +25,8 @@ func realClientCases() int {
 // loops, its pings, its reconnects) must not make a choice the harness
 // cannot pin. (go-zookeeper's race on reconnect, #35, is kept from firing
 // by the order in which the Pipe answers a reconnecting client.)
-//
-// The mutants' queue lock is left out: it reads the Conn's State right
-// after a request failed with a lost connection, to tell a closed Conn,
-// and so races go-zookeeper's own move to StateConnecting (see "Real
-// clients" in the package doc); the project's recipes read it only after
-// the pause that follows.
 func TestRealClientsSameSeedSameStory(t *testing.T) {
 	all := builtins()
-	delete(all, "sound queue lock")
 	all["zk.Lock"] = targets.ZKLock()
 	for name, target := range all {
 		t.Run(name, func(t *testing.T) {
@@ -90,19 +83,22 @@ func TestZKLockDefects(t *testing.T) {
 // TestMutantsFoundOverRealClients runs TestMutantsFound's campaigns with
 // every client a real go-zookeeper client (WithRealClients): each mutant
 // must be found there too, by its detector, within three times the budget
-// it has in process: one mutant of each recipe kind, with one seed.
-// (Over real clients rw-reader-waits-all's second seed takes longer than
-// that; the mutants' table over real clients is still to be made.)
+// it has in process (3,000 cases at most). The fast tier runs one mutant
+// of each recipe kind with one seed; the long tier every mutant, with
+// three seeds.
 func TestMutantsFoundOverRealClients(t *testing.T) {
 	kinds := map[string]bool{}
 	for _, m := range withExamples() {
-		if kinds[m.Recipe] {
+		if kinds[m.Recipe] && !fuzz.LongTier() {
 			continue
 		}
 		kinds[m.Recipe] = true
 		t.Run(m.Name, func(t *testing.T) {
 			budget := min(3*mutantBudgets[m.Name], 3000)
 			seeds := uint64(1)
+			if fuzz.LongTier() {
+				seeds = 3
+			}
 			opts := append([]fuzz.Option{fuzz.WithRealClients()}, m.Options...)
 			for seed := uint64(1); seed <= seeds; seed++ {
 				f, cases := fuzz.Survey(t, m.Target, opts, budget, seed, byDetector(m.Detector))
