@@ -1,9 +1,9 @@
 # Two tiers of tests, both in fake mode (ZK_SERVERS unset, so the
 # real-ensemble tests skip):
 #   make test        the fast tier: gofmt, go vet and every package's tests
-#                    with -race, in about a minute and a half (89 s from a
-#                    fresh clone, 2026-12-02). Every detector and every built-in mutant is
-#                    exercised, with fixed seeds.
+#                    with -race, in about a minute and a half (79 s from a
+#                    fresh clone, 2026-12-02). Every detector and every
+#                    built-in mutant is exercised, with fixed seeds.
 #   make test-long   the long tier (-tags long): the same tests repeated over
 #                    more seeds and every mutant, the mutant table over 20
 #                    seeds, 4,000 cases of each recipe; about four minutes
