@@ -59,22 +59,18 @@ var errRefused = errors.New("wire: connection refused (the client's process cras
 //
 // Every dial but the first comes the link's ordinal in microseconds after
 // the instant go-zookeeper's second of waiting would put it at (the
-// client's host provider waits so long before it answers a retry), as the
-// fake's own Conns stagger their reconnect rounds: clients cut off
-// together retry a second later, all at one instant, and would otherwise
-// reach the server in whatever order the Go scheduler ran them, which
-// decides the order of their new sessions' ids.
+// client's host provider waits so long before it answers a retry, see
+// pipeHost), as the fake's own Conns stagger their reconnect rounds:
+// clients cut off together retry a second later, all at one instant, and
+// would otherwise reach the server in whatever order the Go scheduler ran
+// them, which decides the order of their new sessions' ids.
 func (k *link) dial(ln *pipeListener, timeout time.Duration, wrap func(net.Conn) *linkEnd) (net.Conn, error) {
 	k.mu.Lock()
 	for k.cut && !k.dead {
 		healed := k.healed
 		k.mu.Unlock()
-		t := time.NewTimer(timeout)
-		select {
-		case <-healed:
-			t.Stop()
-		case <-t.C:
-			return nil, &net.OpError{Op: "dial", Net: "pipe", Err: os.ErrDeadlineExceeded}
+		if err := dialWait(healed, timeout); err != nil {
+			return nil, err
 		}
 		k.mu.Lock()
 	}
@@ -96,12 +92,8 @@ func (k *link) dial(ln *pipeListener, timeout time.Duration, wrap func(net.Conn)
 	}
 	k.mu.Unlock()
 	for _, r := range abandoned {
-		t := time.NewTimer(timeout)
-		select {
-		case <-r.done:
-			t.Stop()
-		case <-t.C:
-			return nil, &net.OpError{Op: "dial", Net: "pipe", Err: os.ErrDeadlineExceeded}
+		if err := dialWait(r.done, timeout); err != nil {
+			return nil, err
 		}
 	}
 	k.mu.Lock()
@@ -137,6 +129,18 @@ func (k *link) dial(ln *pipeListener, timeout time.Duration, wrap func(net.Conn)
 	}
 	r.start()
 	return &pipeClient{Conn: client}, nil
+}
+
+// dialWait waits for ready, or fails as a dial that timed out.
+func dialWait(ready <-chan struct{}, timeout time.Duration) error {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-ready:
+		return nil
+	case <-t.C:
+		return &net.OpError{Op: "dial", Net: "pipe", Err: os.ErrDeadlineExceeded}
+	}
 }
 
 // setCut cuts the link or heals it.
