@@ -44,7 +44,17 @@ const (
 	numFaults
 )
 
-// String names the fault as WithoutFaults's documentation does.
+// AllFaults lists every fault a case draws, for WithoutFaults(AllFaults()...):
+// a campaign of moves and waits alone, for a bug that needs no fault.
+func AllFaults() []Fault {
+	all := make([]Fault, 0, numFaults-1)
+	for f := Fault(1); f < numFaults; f++ {
+		all = append(all, f)
+	}
+	return all
+}
+
+// String names the fault as its constant does.
 func (f Fault) String() string {
 	if f > 0 && f < numFaults {
 		return faultNames[f]

@@ -87,6 +87,9 @@ func lockers() map[string]locker {
 	for _, d := range targets.ZKLockDefects() {
 		m[d.Name] = locker{name: d.Name, bug: d.Bug, detector: d.Detectors[0], also: d.Detectors[1:], target: targets.ZKLock(), opts: d.Options}
 	}
+	for _, b := range targets.Catalogue() {
+		m[b.Name] = locker{name: b.Name, bug: b.Recipe + ": " + b.Title, detector: b.Detectors[0], also: b.Detectors[1:], target: b.Target, opts: b.Options}
+	}
 	for _, mu := range targets.Mutants() {
 		m[mu.Name] = locker{name: mu.Name, bug: mu.Recipe + " mutant: " + mu.Bug, detector: mu.Detector, target: mu.Target, opts: mu.Options}
 	}
