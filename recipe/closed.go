@@ -3,6 +3,7 @@ package recipe
 import (
 	"errors"
 	"sync/atomic"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -16,21 +17,22 @@ import (
 // once with zk.ErrConnectionClosed, and the state stays StateDisconnected
 // for good. A Conn that merely lost its connection fails the requests in
 // flight with the same zk.ErrConnectionClosed, in StateDisconnected too —
-// but its loop moves on to StateConnecting at once, and holds new requests
-// until it reconnects. Read right after the failure, State races that
-// loop; read after the pause that follows the failure, it does not (and
-// under testing/synctest the answer is the same on every run). So a
-// suspicion raised by a failure is weighed only once the caller has
-// paused, and two in a row, each with the Conn still in StateDisconnected
-// after the pause, mean it was closed.
+// but its loop moves on to StateConnecting a moment later, and holds new
+// requests until it reconnects. Read right after the failure, State races
+// that loop; read a backoff later, it does not (and under
+// testing/synctest the answer is the same on every run). So a suspicion
+// raised by a failure is weighed only once firstBackoff has passed since,
+// and two in a row, each with the Conn still in StateDisconnected then,
+// mean it was closed.
 //
 // A caller calls failed with each request's error and paused after each
-// pause between attempts; closed is set once the evidence is in.
+// pause between attempts (a call too soon after the failure leaves the
+// suspicion for a later one); closed is set once the evidence is in.
 type closeEvidence struct {
 	strikes int
-	// suspect: the last request failed with zk.ErrConnectionClosed, and
-	// State has not been read since a pause.
-	suspect bool
+	// suspect is when the last request failed with
+	// zk.ErrConnectionClosed, if State has not been weighed since.
+	suspect time.Time
 }
 
 // failed takes the error of a request: zk.ErrClosing sets closed at once,
@@ -41,19 +43,19 @@ func (ev *closeEvidence) failed(err error, closed *atomic.Bool) {
 	case errors.Is(err, zk.ErrClosing):
 		closed.Store(true)
 	case errors.Is(err, zk.ErrConnectionClosed):
-		ev.suspect = true
+		ev.suspect = time.Now()
 	default:
 		*ev = closeEvidence{}
 	}
 }
 
-// paused weighs the suspicion, if any, now that the caller has paused
-// since the failure that raised it.
+// paused weighs the suspicion, if any, once firstBackoff has passed since
+// the failure that raised it.
 func (ev *closeEvidence) paused(conn Conn, closed *atomic.Bool) {
-	if !ev.suspect {
+	if ev.suspect.IsZero() || time.Since(ev.suspect) < firstBackoff {
 		return
 	}
-	ev.suspect = false
+	ev.suspect = time.Time{}
 	if conn.State() != zk.StateDisconnected {
 		ev.strikes = 0
 		return

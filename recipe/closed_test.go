@@ -3,6 +3,8 @@ package recipe
 import (
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -18,9 +20,10 @@ func (c *stateConn) State() zk.State { return c.state }
 
 // TestCloseEvidence holds closeEvidence to what go-zookeeper shows: Close
 // is proved by zk.ErrClosing at once, or by two failures with
-// zk.ErrConnectionClosed each followed, a pause later, by StateDisconnected;
-// a Conn that has moved on to dialling again by then, or that answers in
-// between, is not closed.
+// zk.ErrConnectionClosed each followed, a backoff later, by
+// StateDisconnected; a Conn that has moved on to dialling again by then,
+// or that answers in between, is not closed; and State read sooner than a
+// backoff after the failure counts for nothing.
 func TestCloseEvidence(t *testing.T) {
 	lost := zk.ErrConnectionClosed
 	type step struct {
@@ -40,20 +43,25 @@ func TestCloseEvidence(t *testing.T) {
 		{"no server", []step{{zk.ErrNoServer, zk.StateDisconnected}, {zk.ErrNoServer, zk.StateDisconnected}}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var ev closeEvidence
-			var closed atomic.Bool
-			conn := &stateConn{state: zk.StateDisconnected}
-			for _, s := range tc.steps {
-				// Right after the failure the State is whatever the
-				// client's loop got to: it must not count.
-				conn.state = zk.StateDisconnected
-				ev.failed(s.err, &closed)
-				conn.state = s.state
-				ev.paused(conn, &closed)
-			}
-			if closed.Load() != tc.closed {
-				t.Errorf("closed = %v, want %v", closed.Load(), tc.closed)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				var ev closeEvidence
+				var closed atomic.Bool
+				conn := &stateConn{state: zk.StateDisconnected}
+				for _, s := range tc.steps {
+					// Right after the failure the State is whatever
+					// the client's loop got to, and a call of paused
+					// then must not weigh it.
+					ev.failed(s.err, &closed)
+					conn.state = zk.StateDisconnected
+					ev.paused(conn, &closed)
+					time.Sleep(firstBackoff)
+					conn.state = s.state
+					ev.paused(conn, &closed)
+				}
+				if closed.Load() != tc.closed {
+					t.Errorf("closed = %v, want %v", closed.Load(), tc.closed)
+				}
+			})
 		})
 	}
 }

@@ -79,8 +79,9 @@ func (m *Mutex) reapAfter(pause time.Duration) {
 // reaper goes on with those left.
 func (m *Mutex) retryOrphans() {
 	m.mu.Lock()
-	// A round follows the reaper's pause: the time to weigh what the last
-	// round's failures suggested (see closeEvidence).
+	// What earlier rounds' failures suggested is weighed now, if a
+	// backoff has passed since (see closeEvidence): a round on the
+	// reaper's timer comes after one, a round a Lock runs may not.
 	m.reapEvidence.paused(m.conn, &m.closed)
 	orphans := m.orphans
 	m.orphans = nil
