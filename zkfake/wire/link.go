@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -65,41 +66,45 @@ var errRefused = errors.New("wire: connection refused (the client's process cras
 // would otherwise reach the server in whatever order the Go scheduler ran
 // them, which decides the order of their new sessions' ids.
 func (k *link) dial(ln *pipeListener, timeout time.Duration, wrap func(net.Conn) *linkEnd) (net.Conn, error) {
+	deadline := time.Now().Add(timeout)
+	var waited []*relay // closed, though perhaps not yet forgotten
 	k.mu.Lock()
-	for k.cut && !k.dead {
-		healed := k.healed
+	for {
+		if k.dead {
+			k.mu.Unlock()
+			return nil, errRefused
+		}
+		if k.cut {
+			healed := k.healed
+			k.mu.Unlock()
+			if err := dialWait(healed, deadline); err != nil {
+				return nil, err
+			}
+			k.mu.Lock()
+			continue
+		}
+		// What the client sent on a connection it has given up on still
+		// reaches the server, and was sent before this dial: it arrives
+		// first, and the server has seen that connection close before
+		// the new one comes, as on a network whose path keeps its order.
+		// (Otherwise the old connection's requests and the new one's
+		// handshake would reach the server in the scheduler's order.)
+		var abandoned *relay
+		for _, r := range k.conns {
+			if r.clientClosed() && !slices.Contains(waited, r) {
+				abandoned = r
+				break
+			}
+		}
+		if abandoned == nil {
+			break
+		}
 		k.mu.Unlock()
-		if err := dialWait(healed, timeout); err != nil {
+		if err := dialWait(abandoned.done, deadline); err != nil {
 			return nil, err
 		}
+		waited = append(waited, abandoned)
 		k.mu.Lock()
-	}
-	if k.dead {
-		k.mu.Unlock()
-		return nil, errRefused
-	}
-	// What the client sent on a connection it has given up on still
-	// reaches the server, and was sent before this dial: it arrives
-	// first, and the server has seen that connection close before the new
-	// one comes, as on a network whose path keeps its order. (Otherwise
-	// the old connection's requests and the new one's handshake would
-	// reach the server in the scheduler's order.)
-	var abandoned []*relay
-	for _, r := range k.conns {
-		if r.clientClosed() {
-			abandoned = append(abandoned, r)
-		}
-	}
-	k.mu.Unlock()
-	for _, r := range abandoned {
-		if err := dialWait(r.done, timeout); err != nil {
-			return nil, err
-		}
-	}
-	k.mu.Lock()
-	if k.dead {
-		k.mu.Unlock()
-		return nil, errRefused
 	}
 	if ln.isWedged() {
 		k.mu.Unlock()
@@ -131,9 +136,10 @@ func (k *link) dial(ln *pipeListener, timeout time.Duration, wrap func(net.Conn)
 	return &pipeClient{Conn: client}, nil
 }
 
-// dialWait waits for ready, or fails as a dial that timed out.
-func dialWait(ready <-chan struct{}, timeout time.Duration) error {
-	t := time.NewTimer(timeout)
+// dialWait waits for ready, or fails as a dial that timed out at
+// deadline.
+func dialWait(ready <-chan struct{}, deadline time.Time) error {
+	t := time.NewTimer(time.Until(deadline))
 	defer t.Stop()
 	select {
 	case <-ready:
@@ -261,7 +267,8 @@ func (r *relay) read(from net.Conn, d *direction) {
 // and closes it after the writer's close, as a FIN follows the data sent
 // before it. A side that has gone takes nothing more, but what the other
 // side sent before it went still reaches it: each way ends on its own,
-// and the relay closes once both have.
+// and the relay closes once both have (or once both sides have closed
+// their ends, when nobody is left to deliver to; see read).
 func (r *relay) write(to net.Conn, d *direction) {
 	defer r.finish()
 	for {

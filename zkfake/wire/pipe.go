@@ -45,10 +45,11 @@ import (
 // (go-zookeeper/zk#35). A Pipe answers a reconnecting client in the order
 // that avoids the race: to a client that holds watches, nothing after the
 // connect response until its setWatches has come (or, should it have no
-// watch left to set after all, its first ping). One case is left: a client that has added auth re-sends it, and
-// waits for the answer, before it sends anything else, so -race may still
-// report #35 for a client that has added auth and holds watches when it
-// reconnects. The race is go-zookeeper's, not the code under test's.
+// watch left to set after all, its first ping). One case is left: a
+// client that has added auth re-sends it, and waits for the answer, before
+// it sends anything else, so -race may still report #35 for a client that
+// has added auth and holds watches when it reconnects. The race is
+// go-zookeeper's, not the code under test's.
 type Pipe struct {
 	*Listener
 	ln   *pipeListener
