@@ -242,7 +242,9 @@ func actionGen(n int, cfg config) *rapid.Generator[action] {
 			// zxids only from the replies it reads, so after a lost reply
 			// it may land on a follower that has not applied the write
 			// yet, and see the write only later.
-			a.span = rapid.IntRange(0, 2).Draw(t, "reconnect to")
+			if cfg.drawn(LaggingFollower) {
+				a.span = rapid.IntRange(0, 2).Draw(t, "reconnect to")
+			}
 		case actAdvance:
 			a.span = rapid.IntRange(0, len(advances)-1).Draw(t, "span")
 		case actHeal:
@@ -252,7 +254,9 @@ func actionGen(n int, cfg config) *rapid.Generator[action] {
 		case actExpire:
 			// Whether the client's next session opens on a lagging
 			// follower (1 or 2) or where the client goes anyway (0).
-			a.span = rapid.IntRange(0, 2).Draw(t, "next session on")
+			if cfg.drawn(LaggingFollower) {
+				a.span = rapid.IntRange(0, 2).Draw(t, "next session on")
+			}
 		case actQuorumBack:
 			a.span = rapid.IntRange(0, len(quorumBackAfter)-1).Draw(t, "after")
 		case actQuorumLoss:

@@ -25,7 +25,8 @@ const (
 	// Crash: a client's process crashes and a new one takes its place.
 	Crash
 	// LaggingFollower: a follower lags, its sessions reading stale data,
-	// and catches up.
+	// and catches up; and a client whose reply was lost, or whose session
+	// expired, goes on at a lagging follower.
 	LaggingFollower
 	// Close: a client's process closes its Conn, makes a call or two on
 	// it, and ends.

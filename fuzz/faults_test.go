@@ -89,10 +89,11 @@ func TestFaultsOfMinutesDrawn(t *testing.T) {
 // TestWithoutFaults checks that a campaign leaves out the faults it is
 // told to, and still draws the others.
 func TestWithoutFaults(t *testing.T) {
-	without := []fuzz.Fault{fuzz.Partition, fuzz.Pause, fuzz.LostReply, fuzz.QuorumLoss, fuzz.LateEvent}
+	without := []fuzz.Fault{fuzz.Partition, fuzz.Pause, fuzz.LostReply, fuzz.QuorumLoss, fuzz.LateEvent, fuzz.LaggingFollower}
 	f, cases := fuzz.CountFaults(t, fuzz.Lock(targets.NewQueueLock), []fuzz.Option{fuzz.WithoutFaults(without...)}, 100, 1)
 	t.Logf("%d cases without %v: %s", cases, without, f)
-	for name, n := range map[string]int{"partitions": f.Partitions, "pauses": f.Pauses, "lost replies": f.LostReplies, "quorum losses": f.QuorumLosses, "late watch events": f.LateEvents} {
+	for name, n := range map[string]int{"partitions": f.Partitions, "pauses": f.Pauses, "lost replies": f.LostReplies, "quorum losses": f.QuorumLosses, "late watch events": f.LateEvents,
+		"lags": f.Lags, "new sessions on a lagging follower": f.LaggingNewSessions} {
 		if n != 0 {
 			t.Errorf("%d %s drawn, though left out", n, name)
 		}
