@@ -28,8 +28,10 @@ type config struct {
 	// NoSequenceWrap and NoForeignChildren leave out two of a case's
 	// draws (WithoutSequenceWrap, WithoutForeignChildren).
 	NoSequenceWrap, NoForeignChildren bool
-	// NoFaults has bit f set for each Fault f left out (WithoutFaults).
-	NoFaults uint32
+	// NoFaults has bit f set for each Fault f left out (WithoutFaults),
+	// and NoDetectors the detectors left out (WithoutDetectors).
+	NoFaults    uint32
+	NoDetectors map[Detector]bool
 }
 
 // Option sets one thing about a campaign: Check, Run and Fuzz take them,

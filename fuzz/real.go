@@ -71,8 +71,13 @@ func (e *engine) realCampaign(t *testing.T, cases int, seed uint64) {
 		e.runs.Add(1)
 		e.steps.Add(int64(c.steps))
 		res := c.finish()
+		if f != nil && !e.cfg.detects(f.Detector) {
+			f = nil // left out (WithoutDetectors)
+		}
 		if f == nil {
-			f = res.checkHistory()
+			if f = res.checkHistory(); f != nil && !e.cfg.detects(f.Detector) {
+				f = nil
+			}
 		} else {
 			f.Story = res.story()
 		}
