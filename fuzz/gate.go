@@ -75,7 +75,11 @@ type request struct {
 	path   string
 	detail string // the call's other arguments, rendered
 	watch  bool   // the call sets a watch
-	err    error  // a point's error: what Lock or Unlock returned
+	// arrival orders the requests of one client that wait at a real
+	// client's gate with the same key (zktest.Request.Arrival); 0 in
+	// process, where they keep the order they came in.
+	arrival int64
+	err     error // a point's error: what Lock or Unlock returned
 	// At pointLocked: the session and the fencing token the client had
 	// when Lock returned.
 	session int64
@@ -159,7 +163,16 @@ func (inc *incarnation) nextRequest() *request {
 	if len(inc.pending) == 0 {
 		return nil
 	}
-	sort.SliceStable(inc.pending, func(i, j int) bool { return inc.pending[i].key() < inc.pending[j].key() })
+	sort.SliceStable(inc.pending, func(i, j int) bool {
+		a, b := inc.pending[i], inc.pending[j]
+		if ka, kb := a.key(), b.key(); ka != kb {
+			return ka < kb
+		}
+		// Two alike, at a real client's gate: the one the server read
+		// first (an old connection's, say), not the one whose goroutine
+		// reached the gate first.
+		return a.arrival < b.arrival
+	})
 	return inc.pending[0]
 }
 
@@ -234,7 +247,7 @@ func newGatedConn(inc *incarnation, conn zktest.Conn, l *leash) *gatedConn {
 // one step too, as it is one call, though the fake may send a listing
 // after a lost reply.
 func (g *gatedConn) before(req zktest.Request) any {
-	r := &request{method: req.Op, path: req.Path, detail: req.Detail, watch: req.Watch}
+	r := &request{method: req.Op, path: req.Path, detail: req.Detail, watch: req.Watch, arrival: req.Arrival}
 	if g.inc.wait(r) {
 		g.leash.gated()
 	} else {

@@ -271,7 +271,7 @@ func TestClientGate(t *testing.T) {
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		want := wire.Request{Op: "create", Path: "/held", Detail: "ephemeral sequential", Write: true}
+		want := wire.Request{Op: "create", Path: "/held", Detail: "ephemeral sequential", Write: true, Arrival: 1}
 		if len(seen) != 1 || seen[0] != want {
 			t.Fatalf("the gate saw %+v; want [%+v]", seen, want)
 		}

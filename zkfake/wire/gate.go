@@ -28,6 +28,11 @@ type Request struct {
 	Detail string
 	Write  bool // the request may change the tree
 	Watch  bool // the request sets a watch
+	// Arrival numbers the request in the order the server read the
+	// Client's requests, across all its connections: requests that wait
+	// at the gate together, an old connection's among them, can be taken
+	// in an order that is the same in every run.
+	Arrival int64
 }
 
 // Reply is what a gated request returned, as the client gets it.

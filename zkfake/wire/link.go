@@ -27,8 +27,10 @@ type link struct {
 	dead   bool          // the process crashed: dials are refused
 	healed chan struct{} // closed and replaced at every Heal
 	conns  []*relay
-	// gate holds the client's requests at the server (WithGate).
-	gate Gate
+	// gate holds the client's requests at the server (WithGate);
+	// arrivals numbers them as the server reads them (Request.Arrival).
+	gate     Gate
+	arrivals atomic.Int64
 	// ordinal numbers the link among its Pipe's.
 	ordinal int
 	// next is the member the client's next new session starts on, if

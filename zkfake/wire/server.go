@@ -477,6 +477,9 @@ func (cc *clientConn) serve() {
 		}
 		if gate.Before != nil || gate.After != nil {
 			if gr, ok := gateRequest(req); ok {
+				if cc.link != nil {
+					gr.Arrival = cc.link.arrivals.Add(1)
+				}
 				go s.gated(cc, req, gr, gate)
 				continue
 			}

@@ -23,6 +23,10 @@ type Request struct {
 	Detail string
 	Write  bool // the request may change the tree (close ends a session)
 	Watch  bool // the request sets a watch
+	// Arrival numbers the request in the order a server read the
+	// client's requests, across all its connections (wire's gate sets
+	// it); 0 where nothing numbers them, as in Wrap.
+	Arrival int64
 }
 
 // Reply is what a wrapped request returned, as far as a hook needs it.
