@@ -247,8 +247,9 @@
 // client sent on the connection it gave up has reached the server, and
 // that connection has closed there (its requests and the new handshake
 // would otherwise arrive in the scheduler's order); the server applies a
-// client's requests one grant at a time; and a process closes its Conn
-// only while connected. So the same seed tells the same story, byte for
+// client's requests one grant at a time, and of two alike that wait
+// together, the one it read first; and a process closes its Conn only
+// while connected. So the same seed tells the same story, byte for
 // byte, under -race too (TestRealClientsSameSeedSameStory compares the
 // project's recipes, the mutants' queue lock and zk.Lock). Code that reads
 // the Conn's State right after a request failed with a lost connection
