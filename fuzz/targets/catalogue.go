@@ -29,5 +29,5 @@ type KnownBug struct {
 
 // Catalogue returns the known bugs the harness reproduces.
 func Catalogue() []KnownBug {
-	return []KnownBug{zookeeper2931()}
+	return []KnownBug{zookeeper2931(), goZookeeper229()}
 }
