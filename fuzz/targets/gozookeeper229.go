@@ -7,7 +7,7 @@ package targets
 func goZookeeper229() KnownBug {
 	orphan := ZKLockDefects()[0]
 	return KnownBug{
-		Name:   "samuel/go-zookeeper#229",
+		Name: "samuel/go-zookeeper#229",
 		// The issue's own title is not in the record at hand; its open
 		// fix, samuel/go-zookeeper#237, names what it fixes so.
 		Title:  "(as its fix, #237, puts it) Check and clean nodes which were created by the server, but client is not aware of it",
