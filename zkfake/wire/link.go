@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net"
 	"os"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -58,18 +57,11 @@ var errRefused = errors.New("wire: connection refused (the client's process cras
 
 // dial makes a new connection over the link to ln's server. A cut link
 // makes the dial wait until it heals or timeout passes, as a SYN that gets
-// no answer does.
-//
-// Every dial but the first comes the link's ordinal in microseconds after
-// the instant go-zookeeper's second of waiting would put it at (the
-// client's host provider waits so long before it answers a retry, see
-// pipeHost), as the fake's own Conns stagger their reconnect rounds:
-// clients cut off together retry a second later, all at one instant, and
-// would otherwise reach the server in whatever order the Go scheduler ran
-// them, which decides the order of their new sessions' ids.
+// no answer does; so does a connection the client gave up whose bytes are
+// still on their way (see the loop). Redials are staggered by the
+// client's host provider (pipeHost).
 func (k *link) dial(ln *pipeListener, timeout time.Duration, wrap func(net.Conn) *linkEnd) (net.Conn, error) {
 	deadline := time.Now().Add(timeout)
-	var waited []*relay // closed, though perhaps not yet forgotten
 	k.mu.Lock()
 	for {
 		if k.dead {
@@ -93,7 +85,7 @@ func (k *link) dial(ln *pipeListener, timeout time.Duration, wrap func(net.Conn)
 		// handshake would reach the server in the scheduler's order.)
 		var abandoned *relay
 		for _, r := range k.conns {
-			if r.clientClosed() && !slices.Contains(waited, r) {
+			if r.clientClosed() {
 				abandoned = r
 				break
 			}
@@ -105,7 +97,6 @@ func (k *link) dial(ln *pipeListener, timeout time.Duration, wrap func(net.Conn)
 		if err := dialWait(abandoned.done, deadline); err != nil {
 			return nil, err
 		}
-		waited = append(waited, abandoned)
 		k.mu.Lock()
 	}
 	if ln.isWedged() {
@@ -325,6 +316,9 @@ func (r *relay) wake() {
 // waiting at the server can be applied.
 func (r *relay) close() {
 	r.once.Do(func() {
+		// Forgotten before done closes: a dial that waits for done then
+		// finds the link without it.
+		r.k.forget(r)
 		close(r.done)
 		for _, e := range r.ends {
 			e.Close()
@@ -332,6 +326,5 @@ func (r *relay) close() {
 		if r.end != nil {
 			r.end.closeServer()
 		}
-		r.k.forget(r)
 	})
 }

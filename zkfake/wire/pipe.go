@@ -233,10 +233,14 @@ func (c *pipeClient) Close() error {
 // have the client dial a refusing Pipe in a loop that never waits.)
 //
 // A Client's provider (NewClient) waits, before it answers a retry, its
-// link's ordinal in microseconds (see link.dial for why). go-zookeeper fails
-// the requests queued at that moment with zk.ErrNoServer; the wait puts
-// that moment after whatever the client's code asks at the instant its
-// connection drops, rather than wherever the scheduler ran it.
+// link's ordinal in microseconds, as the fake's own Conns stagger their
+// reconnect rounds. Clients cut off together retry a second later, all at
+// one instant, and would otherwise reach the server in whatever order the
+// Go scheduler ran them, which decides the order of their new sessions'
+// ids. And go-zookeeper fails the requests queued at the moment of the
+// answer with zk.ErrNoServer: the wait puts that moment after whatever the
+// client's code asks at the instant its connection drops, rather than
+// wherever the scheduler ran it.
 type pipeHost struct {
 	dialed  bool
 	ordinal int // the link's, for a Client's provider; 0 waits for nothing
