@@ -110,12 +110,9 @@ func (e *engine) runAndCheck(t *rapid.T) (*caseResult, *Finding) {
 	}
 	// A case stuck or leaky may also have broken mutual exclusion on the
 	// way there: that finding, the worse, is the one reported.
-	f := c.finding
-	if f != nil && !e.cfg.detects(f.Detector) {
-		f = nil // left out (WithoutDetectors): the case ended there, clean
-	}
+	f := e.cfg.reported(c.finding)
 	if f == nil || f.Detector == Liveness || f.Detector == Leak {
-		if g := c.checkHistory(); g != nil && e.cfg.detects(g.Detector) {
+		if g := e.cfg.reported(c.checkHistory()); g != nil {
 			f = g
 		}
 	}

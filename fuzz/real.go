@@ -71,13 +71,8 @@ func (e *engine) realCampaign(t *testing.T, cases int, seed uint64) {
 		e.runs.Add(1)
 		e.steps.Add(int64(c.steps))
 		res := c.finish()
-		if f != nil && !e.cfg.detects(f.Detector) {
-			f = nil // left out (WithoutDetectors)
-		}
-		if f == nil {
-			if f = res.checkHistory(); f != nil && !e.cfg.detects(f.Detector) {
-				f = nil
-			}
+		if f = e.cfg.reported(f); f == nil {
+			f = e.cfg.reported(res.checkHistory())
 		} else {
 			f.Story = res.story()
 		}

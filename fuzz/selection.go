@@ -117,5 +117,11 @@ func WithoutDetectors(detectors ...Detector) Option {
 	}
 }
 
-// detects reports whether the campaign reports detector d's findings.
-func (c config) detects(d Detector) bool { return !c.NoDetectors[d] }
+// reported returns f, or nil if its detector is left out
+// (WithoutDetectors): the case ended there, and counts as clean.
+func (c config) reported(f *Finding) *Finding {
+	if f != nil && c.NoDetectors[f.Detector] {
+		return nil
+	}
+	return f
+}
