@@ -34,6 +34,11 @@ func (inc *incarnation) runOps(sub *subject) {
 		if !inc.wait(at) {
 			return
 		}
+		if !at.stop && len(at.enabled) == 0 {
+			// No op is enabled: the move passes, and the client waits
+			// for its next.
+			continue
+		}
 		call := &Call{mu: &inc.mu, session: inc.conn.SessionID, fence: inc.fenceWrite}
 		ctx, cancel := at.how.callContext(inc.ctx)
 		inc.mu.Lock()
