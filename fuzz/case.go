@@ -105,6 +105,7 @@ func runCase(t *rapid.T, sub *subject, cfg config, lagFromStart bool) *caseResul
 		waits:    map[int64][]int{},
 		returns:  map[int64][]int{},
 		releases: map[int64][][2]int{},
+		leftOut:  cfg.NoDetectors,
 	}
 	realClients := cfg.RealClients || sub.realOnly
 	where := "a server"
@@ -174,6 +175,7 @@ func runCase(t *rapid.T, sub *subject, cfg config, lagFromStart bool) *caseResul
 		h.apply(a)
 		h.checkRecipe()
 		h.checkInDoubt()
+		h.probe(false)
 	}
 	if h.finding == nil {
 		h.windDown()
@@ -335,6 +337,12 @@ func (h *harness) found(d Detector, format string, args ...any) {
 	if h.finding != nil {
 		return
 	}
+	if h.leftOut[d] {
+		// The detector is left out (WithoutDetectors): the case goes on,
+		// looking for the rest.
+		h.note("· (%s, left out: %s)", d, StableName(fmt.Sprintf(format, args...)))
+		return
+	}
 	h.finding = &Finding{Detector: d, Summary: StableName(fmt.Sprintf(format, args...))}
 	h.note("✗ %s: %s", d, h.finding.Summary)
 }
@@ -425,6 +433,9 @@ const (
 	// and recipe.Mutex's 15s retry budget; a case with longer sessions
 	// waits longer (harness.stallLimit).
 	stallLimit = time.Minute
+	// jointWait is how long the wind-down lets the clients' joint calls
+	// (Op.Joint) wait, with nothing moving, before it cancels them.
+	jointWait = 10 * time.Second
 	// stallMoves bounds the moves clients may make in the wind-down
 	// without any Lock or Unlock returning, for lockers that spin without
 	// ever letting time pass.

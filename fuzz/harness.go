@@ -83,6 +83,9 @@ type slot struct {
 	// the client's requests go.
 	call     string
 	lastMove time.Time
+	// joint: the call in progress is a joint one (Op.Joint), which the
+	// wind-down may cancel.
+	joint bool
 	// waitingSince is when the checks first saw the client waiting on
 	// something of its own (View.Waiting), zero while it is not.
 	waitingSince time.Time
@@ -209,6 +212,12 @@ type harness struct {
 	// admin is the harness's own session, which deletes clients' nodes;
 	// reader another, which a Recipe's checks read the server with.
 	admin, reader *zkfake.Conn
+	// leftOut are the detectors left out of the campaign
+	// (WithoutDetectors): their findings are noted, and the case goes on.
+	leftOut map[Detector]bool
+	// probedZxid is the server's zxid at the harness's last read of a
+	// Recipe's shared state (Recipe.Read).
+	probedZxid int64
 
 	resourceToken int64 // the newest token the fenced resource accepted
 	writes        int   // successful writes so far, for the poll detector

@@ -119,7 +119,9 @@ func (h *harness) finalChecks() {
 		settle += 2 * time.Second
 	}
 	h.background(settle)
+	h.probe(true)
 	h.checkSettled()
+	h.checkFinal()
 	h.closeReader()
 	if h.finding != nil {
 		return

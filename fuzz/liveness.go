@@ -99,11 +99,46 @@ func (h *harness) windDown() {
 		if h.releaseIdleLate() {
 			continue
 		}
+		if h.now()-lastProgress >= jointWait && h.cancelJoint() {
+			lastProgress, moves = h.now(), 0
+			continue
+		}
 		h.begin(fmt.Sprintf("no client can move; time passes %v", wait))
 		h.cur.quiet = true
 		h.advance(wait)
 		wait = min(2*wait, 5*time.Second)
 	}
+}
+
+// cancelJoint cancels the joint calls (Op.Joint) of the wind-down when
+// every client still in a call is in one: the clients they wait for have
+// stopped. It reports whether it cancelled any.
+func (h *harness) cancelJoint() bool {
+	var joint []*slot
+	for _, s := range h.slots {
+		if s.inc.exited || s.call == "" {
+			continue
+		}
+		if !s.joint {
+			return false
+		}
+		joint = append(joint, s)
+	}
+	cancelled := false
+	for _, s := range joint {
+		if s.inc.cancelWaitingLock() {
+			if !cancelled {
+				h.tick()
+				h.begin("every client still in a call waits for the others, which have stopped: the harness cancels those calls")
+			}
+			cancelled = true
+			h.note("%s's %s is cancelled", s.name(), s.call)
+		}
+	}
+	if cancelled {
+		h.settle()
+	}
+	return cancelled
 }
 
 func (h *harness) allExited() bool {

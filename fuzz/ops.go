@@ -149,6 +149,7 @@ func (h *harness) onOpPoint(s *slot, r *request) bool {
 		r.op, r.how = pickOp(w, r.enabled)
 		name := sub.ops[r.op].name
 		h.beginCall(s, name)
+		s.joint = sub.ops[r.op].joint
 		if sub.ops[r.op].releases {
 			id := inc.conn.SessionID()
 			h.releases[id] = append(h.releases[id], [2]int{h.cur.index, -1})
@@ -255,7 +256,7 @@ func (h *harness) wokenInVain(session int64, woken int) bool {
 // beginCall notes that s calls an op named name: the poll detector watches
 // it, the liveness detector waits for it to return.
 func (h *harness) beginCall(s *slot, name string) {
-	s.phase, s.call = phaseLocking, name
+	s.phase, s.call, s.joint = phaseLocking, name, false
 	s.callSessions = s.callSessions[:0]
 	s.noteCallSession(s.inc.conn.SessionID())
 	s.acquireCall = h.rec.Now()

@@ -32,6 +32,8 @@ type config struct {
 	// and NoDetectors the detectors left out (WithoutDetectors).
 	NoFaults    uint32
 	NoDetectors map[Detector]bool
+	// Only, if set, is the findings the campaign reports (OnlyFindings).
+	Only func(*Finding) bool
 }
 
 // Option sets one thing about a campaign: Check, Run and Fuzz take them,

@@ -71,10 +71,11 @@ func (e *engine) realCampaign(t *testing.T, cases int, seed uint64) {
 		e.runs.Add(1)
 		e.steps.Add(int64(c.steps))
 		res := c.finish()
+		if f != nil {
+			f.Story = res.story()
+		}
 		if f = e.cfg.reported(f); f == nil {
 			f = e.cfg.reported(res.checkHistory())
-		} else {
-			f.Story = res.story()
 		}
 		if f == nil {
 			continue

@@ -81,6 +81,23 @@ type Recipe[C any] struct {
 	// differs. v.Read is a session of the harness's own for reading the
 	// server's state. The harness reports it as a Convergence finding.
 	Settled func(c C, v View) string
+	// Read, if set, is a read of the recipe's shared state (a counter, a
+	// lease's data, a register) that the harness makes itself, through a
+	// session of its own that no fault touches: after every step of the
+	// schedule that changed the server's tree, and once more when the case
+	// has settled. It records what it read (call.Record), and the Model
+	// places the read among the clients' ops: a stale write that overlaps
+	// the newer one, which the model alone may place first, shows when a
+	// read after both sees it. read is not gated; call.Session is the
+	// reading session's.
+	Read func(read zktest.Conn, call *Call) error
+	// Final, if set, checks the shared state once every client has
+	// stopped and everything has settled (before the leak check): "" if
+	// it holds, else what is wrong, reported as a Convergence finding. It
+	// sees the server alone, so it holds when every client has crashed
+	// too: every item put in a queue and never taken is still there, the
+	// counter holds the sum of the increments that returned.
+	Final func(read zktest.Conn) string
 }
 
 // Client is what one simulated process is given to make its handle
@@ -122,6 +139,14 @@ type Op[C any] struct {
 	// the herd rule holds to waking only waiters they unblock. (The first
 	// node of a queue is a holder's whoever deletes it.)
 	Releases bool
+	// Joint marks a call that can return only once other clients make
+	// calls of their own: a barrier's Enter and Leave. Once the other
+	// clients have stopped it may wait for ever, so the wind-down cancels
+	// its ctx when every client still in a call is in a joint one and
+	// nothing has moved for jointWait (ten seconds); it must then return.
+	// Whether it should have returned before is the recipe's to say, in
+	// Stalled (every member arrived, and the barrier still waits).
+	Joint bool
 	// Call makes the call on the handle c. ctx may carry a deadline the
 	// harness drew, and is cancelled when the schedule cancels the call or
 	// the case ends. The error, if any, goes in the story. The handle
@@ -237,6 +262,11 @@ type View struct {
 	// at the gate: whatever the handle would learn from it, it has not
 	// yet.
 	Gated bool
+	// Reachable is true while the client reaches the server: it has a
+	// session, is neither cut off nor paused (noticed or not), and its
+	// member does not lag. What a handle keeps on the server (a member's
+	// node) it can keep only then.
+	Reachable bool
 	// Nodes returns the ephemeral nodes of the client's session in the
 	// recipe's directory.
 	Nodes func() []string
@@ -301,12 +331,15 @@ type subject struct {
 	stalled    func(c any, v View) string
 	checkReads bool
 	settled    func(c any, v View) string
+	read       func(read zktest.Conn, call *Call) error
+	final      func(read zktest.Conn) string
 }
 
 // opSpec is an Op with its handle's type erased.
 type opSpec struct {
 	name     string
 	releases bool
+	joint    bool
 	enabled  func(c any) bool
 	call     func(c any, ctx context.Context, call *Call) error
 }
@@ -315,7 +348,7 @@ func (r Recipe[C]) subject() *subject {
 	if r.New == nil || len(r.Ops) == 0 {
 		panic(fmt.Sprintf("fuzz: recipe %q needs New and at least one Op", r.Name))
 	}
-	s := &subject{name: r.Name, path: r.Path, model: r.Model, checkReads: r.CheckReads}
+	s := &subject{name: r.Name, path: r.Path, model: r.Model, checkReads: r.CheckReads, read: r.Read, final: r.Final}
 	if s.name == "" {
 		s.name = "recipe"
 	}
@@ -326,7 +359,7 @@ func (r Recipe[C]) subject() *subject {
 		return r.New(ctx, client, path)
 	}
 	for _, op := range r.Ops {
-		spec := opSpec{name: op.Name, releases: op.Releases, call: func(c any, ctx context.Context, call *Call) error { return op.Call(c.(C), ctx, call) }}
+		spec := opSpec{name: op.Name, releases: op.Releases, joint: op.Joint, call: func(c any, ctx context.Context, call *Call) error { return op.Call(c.(C), ctx, call) }}
 		if op.Enabled != nil {
 			spec.enabled = func(c any) bool { return op.Enabled(c.(C)) }
 		}

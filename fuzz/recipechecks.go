@@ -27,9 +27,10 @@ func (h *harness) view(s *slot) View {
 		Disconnected:   inc.disconnected(),
 	}
 	v.Gated = inc.callWaits()
+	v.Reachable = !inc.partitioned && !inc.paused && inc.conn.State() == zk.StateHasSession && !h.lagging[inc.conn.Member()]
 	if s.call != "" {
 		v.Since = h.now() - s.acquireCall.Time().Sub(h.start)
-		v.Waiting = !inc.partitioned && !inc.paused && inc.conn.State() == zk.StateHasSession && !h.lagging[inc.conn.Member()] && inc.nextRequest() == nil && !inc.holdsLate()
+		v.Waiting = v.Reachable && inc.nextRequest() == nil && !inc.holdsLate()
 		// Waiting so since the harness last let a request of its go, or
 		// since it was first seen waiting so: time paused, cut off or
 		// behind a lagging member is no waiting on its own.

@@ -16,6 +16,9 @@ func (h *harness) porcClient(id int) string {
 	if inc := h.rowInc(id); inc != nil {
 		return incName(inc)
 	}
+	if row, ok := h.rec.Client(id); ok && row == readerRow {
+		return "the harness's reader"
+	}
 	return fmt.Sprintf("row %d", id)
 }
 
@@ -33,12 +36,13 @@ func (h *harness) rowInc(id int) *incarnation {
 }
 
 // The rows of the history that are no client's: the harness's own
-// deletions of clients' nodes, and the session ends read from the server's
-// log. The processes of clients are numbered from 0 (incarnation.row), so
+// deletions of clients' nodes, the session ends read from the server's
+// log, and the harness's reads of a Recipe's shared state (Recipe.Read). The processes of clients are numbered from 0 (incarnation.row), so
 // these take numbers from the other end.
 const (
 	operatorRow = math.MaxInt - iota
 	serverRow
+	readerRow
 )
 
 // add records an operation of row (a process's number, or one of the rows
