@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"pgregory.net/rapid"
 )
@@ -45,10 +46,11 @@ type caseOutcome struct {
 
 // campaignResult is what the campaign found.
 type campaignResult struct {
-	run    int // cases run, in index order, up to the first failing one
-	shrunk int // runs spent shrinking the first failing one
-	steps  int
-	faults Faults
+	run      int // cases run, in index order, up to the first failing one
+	shrunk   int // runs spent shrinking the first failing one
+	steps    int
+	faults   Faults
+	searched time.Duration // the search's wall time, before shrinking
 }
 
 // campaign runs the cases of Run's campaign under t: the fail files
@@ -69,6 +71,7 @@ func (e *engine) campaign(t *testing.T, res *campaignResult) {
 	var next atomic.Int64
 	var firstFailing atomic.Int64 // position of the first failing case so far
 	firstFailing.Store(int64(n))
+	searchStart := time.Now()
 	t.Run("search", func(t *testing.T) {
 		for w := range max(cfg.Workers, 1) {
 			t.Run("worker"+strconv.Itoa(w+1), func(t *testing.T) {
@@ -94,6 +97,7 @@ func (e *engine) campaign(t *testing.T, res *campaignResult) {
 			})
 		}
 	})
+	res.searched = time.Since(searchStart)
 
 	for i := 0; i < n; i++ {
 		o := outcomes[i]

@@ -117,9 +117,10 @@
 //     node in the queue that takes the watch event the server's log shows
 //     the change delivered, at once or late (a lagging follower catching
 //     up, a watch fired on reconnect): each delivered event is put down to
-//     the change of its zxid, or else to the last change to its path; or a
-//     waiting client polls: three calls in a row, each after sleeping,
-//     with nothing changed.
+//     the change of its zxid, or else to the last change to its path.
+//   - polling: a waiting client polls: three calls in a row, each after
+//     sleeping, with nothing changed. (A spin without sleeping is
+//     liveness, below.)
 //   - liveness: with every fault healed, no Lock or Unlock returns for a
 //     minute of virtual time (or in 5000 moves), or one client's Unlock
 //     fails 100 times in a row; the finding tells who waits, the lock's

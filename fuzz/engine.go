@@ -145,6 +145,8 @@ func fail(t *rapid.T, f *Finding) {
 		t.Fatal(msg)
 	case Herd:
 		t.Fatal(msg)
+	case Polling:
+		t.Fatal(msg)
 	case Liveness:
 		t.Fatal(msg)
 	case Leak:

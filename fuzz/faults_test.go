@@ -106,17 +106,17 @@ func TestWithoutFaults(t *testing.T) {
 }
 
 // TestWithoutDetectors checks that a campaign reports no finding of a
-// detector it leaves out: the spin lock, a poller that herd finds within a
-// few cases (and mutual exclusion too, when its Unlock deletes the next
-// holder's node), found by neither.
+// detector it leaves out: the spin lock, a poller that the polling
+// detector finds within a few cases (and mutual exclusion too, when its
+// Unlock deletes the next holder's node), found by neither.
 func TestWithoutDetectors(t *testing.T) {
 	m, _ := targets.MutantByName("spin")
-	opts := append([]fuzz.Option{fuzz.WithoutDetectors(fuzz.Herd, fuzz.MutualExclusion)}, m.Options...)
+	opts := append([]fuzz.Option{fuzz.WithoutDetectors(fuzz.Polling, fuzz.MutualExclusion)}, m.Options...)
 	f, cases := fuzz.Survey(t, m.Target, opts, 100, 1, nil)
-	if f != nil && (f.Detector == fuzz.Herd || f.Detector == fuzz.MutualExclusion) {
+	if f != nil && (f.Detector == fuzz.Polling || f.Detector == fuzz.MutualExclusion) {
 		t.Fatalf("found by %s after %d cases, though left out: %s", f.Detector, cases, f.Summary)
 	}
-	if f, _ := fuzz.Survey(t, m.Target, m.Options, 100, 1, nil); f == nil || f.Detector != fuzz.Herd {
-		t.Fatalf("the same campaign with every detector: %v, want a herd finding", f)
+	if f, _ := fuzz.Survey(t, m.Target, m.Options, 100, 1, nil); f == nil || f.Detector != fuzz.Polling {
+		t.Fatalf("the same campaign with every detector: %v, want a polling finding", f)
 	}
 }

@@ -15,9 +15,13 @@ const (
 	// the critical section at once, or porcupine found no order of the
 	// recorded Lock and Unlock calls that a lock allows.
 	MutualExclusion Detector = "mutual-exclusion"
-	// Herd: one release, crash or expiry woke more than one waiter, or a
-	// waiter polled the server while nothing changed.
+	// Herd: one release, crash or expiry woke more than one waiter.
 	Herd Detector = "herd"
+	// Polling: a waiter asked the server again and again, each time after
+	// sleeping on a timer, while nothing changed: a herd in time rather
+	// than in watches, and a waste of the server a waiter on a watch
+	// spares it.
+	Polling Detector = "polling"
 	// Liveness: with every fault healed, clients waited and nothing moved:
 	// no Lock or Unlock returned for a long stretch of time.
 	Liveness Detector = "liveness"
@@ -228,6 +232,9 @@ type Report struct {
 	// the campaign's wall time.
 	Steps   int
 	Elapsed time.Duration
+	// Searched is the wall time of the search for a finding, before any
+	// shrinking: with one worker, the time it took to find it.
+	Searched time.Duration
 	// Findings holds the shrunk finding, if any: rapid stops at the first
 	// failing case and shrinks it.
 	Findings []Finding

@@ -9,8 +9,8 @@ import (
 	"github.com/zksim/zksim/recipe"
 )
 
-// This file is the poll detector: a client that wakes on a timer to ask
-// the server what it asked before, with nothing changed, is polling (a
+// This file is the polling detector: a client that wakes on a timer to
+// ask the server what it asked before, with nothing changed, is polling (a
 // herd in time rather than in watches).
 
 // onCompletion takes in a call that returned: the story tells it and the
@@ -76,6 +76,6 @@ func (h *harness) checkPoll(s *slot, r *request) {
 		s.polls = 0
 	}
 	if s.polls >= pollLimit {
-		h.found(Herd, "%s polls while it waits: %d calls in a row, each made after sleeping, with nothing changed on the server in between", s.name(), s.polls)
+		h.found(Polling, "%s polls while it waits: %d calls in a row, each made after sleeping, with nothing changed on the server in between", s.name(), s.polls)
 	}
 }

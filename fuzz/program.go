@@ -140,7 +140,7 @@ func Run(ctx context.Context, target Target, opts ...Option) (Report, error) {
 	if len(cfg.Servers) == 0 {
 		// The cases in index order up to the first failing one, whatever
 		// the workers ran beyond it: the same with one worker or many.
-		report.Cases, report.Runs, report.Steps, report.Faults = res.run, res.run+res.shrunk, res.steps, res.faults
+		report.Cases, report.Runs, report.Steps, report.Faults, report.Searched = res.run, res.run+res.shrunk, res.steps, res.faults, res.searched
 	} else if first := e.firstFail.Load(); first > 0 {
 		report.Cases = int(first)
 	}

@@ -68,7 +68,7 @@ func Mutants() []Mutant {
 		// on the session that replaced the expired one (go-zookeeper sends
 		// what is queued once it has a session again) and deletes the
 		// next holder's node.
-		{"spin", "a polling spin lock: tries to create the lock node, and on failure sleeps and tries again", fuzz.Herd, fuzz.Lock(func(conn zktest.Conn, path string) fuzz.Locker {
+		{"spin", "a polling spin lock: tries to create the lock node, and on failure sleeps and tries again", fuzz.Polling, fuzz.Lock(func(conn zktest.Conn, path string) fuzz.Locker {
 			return &nodeLock{conn: conn, dir: path, flags: zk.FlagEphemeral}
 		}), nil, []fuzz.Detector{fuzz.MutualExclusion}, "mutex"},
 		// The six that follow are recipe.Mutex's own old defects, each
