@@ -31,7 +31,7 @@ func ExampleMutants() {
 	// timed-wait: mutual-exclusion
 	// wrong-unlock: mutual-exclusion
 	// plain-retry: liveness
-	// spin: herd
+	// spin: polling
 	// reenter-failed-unlock: mutual-exclusion
 	// sequence-wrap: mutual-exclusion
 	// closed-retry: liveness
