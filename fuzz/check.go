@@ -36,6 +36,17 @@ func Check(t *testing.T, target Target, opts ...Option) {
 		return
 	}
 	rapid.Check(t, e.property)
+	if note := e.tokenlessNote(); note != "" {
+		t.Logf("fuzz: what this lock cannot promise, as it hands out no fencing token (reported once; the campaign went on): %s", note)
+	}
+}
+
+// tokenlessNote returns the campaign's account of what a lock without
+// fencing tokens cannot promise, "" if no case showed it.
+func (e *engine) tokenlessNote() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.tokenless
 }
 
 // Fuzz returns a fuzz target running one case of the campaign per input,

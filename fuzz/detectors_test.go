@@ -80,9 +80,6 @@ func TestDetectorsFindTheirBugs(t *testing.T) {
 		want      fuzz.Detector
 		budget    int
 	}{
-		{"no fencing token", func(conn zktest.Conn, path string) fuzz.Locker {
-			return tokenless{newSound(conn, path).QueueLock}
-		}, []fuzz.Option{fuzz.WithFencing(fuzz.FencingAlways)}, fuzz.UnfencedWrite, 300},
 		{"watch left behind", func(conn zktest.Conn, path string) fuzz.Locker {
 			return watchLeaker{newSound(conn, path)}
 		}, nil, fuzz.Leak, 20},

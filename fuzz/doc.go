@@ -136,10 +136,13 @@
 //     once every session is closed, such a node or a session remains; or,
 //     once the case is over and every Conn closed, a goroutine of the
 //     locker still calls its Conn after a minute's linger.
-//   - unfenced-write: in cases that check fencing, a holder whose session
-//     had expired wrote to the protected resource and nothing refused it
-//     (a Fencer's writes carry its token, and the resource refuses one
-//     older than the newest it accepted).
+//   - unfenced-write: in cases that check fencing, the writes of a lock
+//     that hands out tokens (a Fencer's writes carry its token, and the
+//     resource refuses one older than the newest it accepted) are in no
+//     order the lock and its tokens allow. A lock without tokens cannot
+//     refuse a write from a holder whose session ended: the campaign
+//     reports that once (Report.Tokenless; Check logs it), not as a
+//     finding, and goes on looking for the lock's bugs.
 //   - state-report: a lock that says where its hold stands (StateReporter)
 //     says what its last call does not allow, or says Held while its
 //     connection has been down for longer than its session timeout, when

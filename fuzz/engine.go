@@ -27,6 +27,9 @@ type engine struct {
 	last     *Finding          // the last failing run's finding: after shrinking, the shrunk one
 	lastCase *caseResult       // and its case
 	html     map[string]string // story → report path, so a case rerun reuses its report
+	// tokenless is the first case's account of what a lock without
+	// fencing tokens cannot promise (Report.Tokenless).
+	tokenless string
 
 	// onCase, when set, sees every case once it has run (tests of
 	// determinism).
@@ -115,6 +118,13 @@ func (e *engine) runAndCheck(t *rapid.T) (*caseResult, *Finding) {
 		if g := e.cfg.reported(c.checkHistory()); g != nil {
 			f = g
 		}
+	}
+	if c.h != nil && c.h.tokenless != "" {
+		e.mu.Lock()
+		if e.tokenless == "" {
+			e.tokenless = c.h.tokenless
+		}
+		e.mu.Unlock()
 	}
 	return c, f
 }

@@ -62,6 +62,13 @@ func Survey(t *testing.T, target Target, opts []Option, checks int, seed uint64,
 	return e.lastFinding(), e.firstFail.Load()
 }
 
+// SurveyTokenless is Survey that also returns what the campaign reports
+// once of a lock without fencing tokens (Report.Tokenless).
+func SurveyTokenless(t *testing.T, target Target, opts []Option, checks int, seed uint64) (*Finding, string) {
+	e := campaign(t, target, opts, checks, seed, func(e *engine) { e.survey = true })
+	return e.lastFinding(), e.tokenlessNote()
+}
+
 // SurveyLagging is Survey on ensembles of three whose followers lag from
 // the start of every case, until the schedule or the wind-down catches
 // them up.

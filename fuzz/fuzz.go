@@ -28,8 +28,10 @@ const (
 	// Leak: nodes, watches or sessions were left once every client had
 	// unlocked and then closed its session.
 	Leak Detector = "leak"
-	// UnfencedWrite: a holder whose session had expired wrote to the
-	// protected resource and nothing refused it.
+	// UnfencedWrite: the writes to the protected resource of a lock that
+	// hands out fencing tokens are in no order its holds and tokens
+	// allow: a stale holder's write was not refused. (Of a lock without
+	// tokens, a campaign reports that once, in Report.Tokenless.)
 	UnfencedWrite Detector = "unfenced-write"
 	// StateReport: a lock's account of its own hold (StateReporter:
 	// State, Lost, and the changes told to its state listener) contradicts
@@ -245,4 +247,10 @@ type Report struct {
 	Stopped bool
 	// Faults counts the faults the cases injected and how they ended.
 	Faults Faults
+	// Tokenless, for a lock that hands out no fencing token, is what it
+	// cannot promise, as the first case that showed it told it: a holder
+	// whose session ended wrote to the protected resource, and nothing
+	// refused it. It is reported once, not as a finding: the campaign
+	// goes on looking for the lock's bugs.
+	Tokenless string
 }

@@ -212,6 +212,10 @@ type harness struct {
 	// admin is the harness's own session, which deletes clients' nodes;
 	// reader another, which a Recipe's checks read the server with.
 	admin, reader *zkfake.Conn
+	// tokenless is what the case showed a lock without fencing tokens
+	// cannot promise: an unfenced write after its session ended, which
+	// the campaign reports once (Report.Tokenless).
+	tokenless string
 	// leftOut are the detectors left out of the campaign
 	// (WithoutDetectors): their findings are noted, and the case goes on.
 	leftOut map[Detector]bool

@@ -45,6 +45,14 @@ func (c *caseResult) checkHistory() *Finding {
 		return c.verdict.finding
 	}
 	if illegal(c.checked(true)) {
+		if c.h != nil && !c.h.fencedLock() {
+			// The writes of a lock without tokens: the campaign reports
+			// what it cannot promise once (Report.Tokenless).
+			if c.h.tokenless == "" {
+				c.h.tokenless = "porcupine finds no order of the recorded writes to the protected resource that a lock allows: the locker hands out no fencing token"
+			}
+			return nil
+		}
 		c.verdict = &historyVerdict{withWrites: true}
 		c.verdict.finding = c.historyFinding(UnfencedWrite, "porcupine finds no order of the recorded writes to the protected resource that the lock and its fencing allow")
 		return c.verdict.finding

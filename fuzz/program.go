@@ -136,6 +136,7 @@ func Run(ctx context.Context, target Target, opts ...Option) (Report, error) {
 		Stopped: ctx.Err() != nil,
 		Faults:  e.faultCounts(),
 	}
+	report.Tokenless = e.tokenlessNote()
 	report.Cases = report.Runs
 	if len(cfg.Servers) == 0 {
 		// The cases in index order up to the first failing one, whatever
