@@ -161,6 +161,11 @@
 //
 // # Any recipe
 //
+// The first path for a recipe of your own is a test: describe it as a
+// [Recipe] and call Check(t, recipe) (fuzz/example_recipe_test.go is a
+// whole one); cmd/zkfuzz, or a small main calling [Run], runs the same
+// description for longer campaigns.
+//
 // A [Recipe] client's loop: at each move the schedule lets it make, the
 // client asks its ops which are enabled now ([Op.Enabled]: a Resign only
 // while leading), the move's draw picks one, and the call gets no
@@ -174,12 +179,52 @@
 // and [Call.Fence] writes to the fenced resource the harness keeps. When
 // the case winds down every client calls [Recipe.Stop] once and ends.
 //
+// The unknown-outcome rule: an operation whose outcome nobody learned (a
+// create whose reply was lost, a call the process crashed in) is recorded
+// with no output — RecordUnknown, or Record with a nil output — and
+// porcupine places it at any instant after its call, the end of the
+// history included, where it changes nothing: it took effect then, or
+// never. A model's Step must therefore accept an input with a nil output
+// whatever the state, applying its effect. Every other output is a claim
+// the model holds the operation to; one that claims nothing but "it took
+// effect" is any non-nil value (struct{}{}). The linearizability package
+// has ready models built so: ElectionModel, RWMutexModel,
+// SemaphoreModel, and for the recipes beyond them BarrierModel (a single
+// use barrier or double barrier: arrive, pass, depart, left),
+// QueueModel (a FIFO queue of distinct items), CounterModel and
+// RegisterModel (a value that writes replace and reads return).
+//
+// What the model cannot see, the harness can read for it: [Recipe.Read]
+// is a read of the recipe's shared state (a lease's data, a counter) that
+// the harness makes itself, through a session no fault touches, after
+// every step that changed the tree and once the case has settled, and
+// records into the history in a row of its own; a stale write that
+// overlapped the newer one, which porcupine may place first, is caught by
+// the read after both. [Recipe.Final] checks the shared state once the case
+// has settled (convergence): every item put and never taken is still in
+// the queue, say.
+//
+// A call that can only return once other clients make calls of their own
+// (a barrier's Enter, a queue consumer's Get) is an [Op] marked Joint: once
+// the others have stopped, the wind-down cancels it rather than call the
+// case stuck, and it must then return. Whether it should have returned
+// before is the recipe's to say, in Recipe.Stalled.
+//
+// Each campaign chooses what it draws and what it reports:
+// [WithoutFaults] leaves faults out (a bug that needs none is found
+// faster without them), [WithoutDetectors] leaves out a rule that does not
+// fit the recipe (the herd rule assumes a queue; a double barrier wakes
+// every member by design) — its findings become notes in the story, and
+// the case goes on — and [OnlyFindings] reports only the findings a
+// campaign hunts, passing over the others as if their case were clean (a
+// port of a library with several bugs, hunted for one).
+//
 // The detectors that apply to any recipe: model (porcupine checks the
 // recorded history, with a linearizability.SessionExpiry for every
 // session the server ended, against Recipe.Model: the porcupine.Model of
 // [linearizability.ElectionModel], or one of your own); herd (a change
-// wakes more than one client that has a node in the recipe's directory,
-// or a client polls while it waits in a call); liveness (with every fault
+// wakes more than one client that has a node in the recipe's directory);
+// polling (a client polls while it waits in a call); liveness (with every fault
 // healed, no call returns for a minute, or a call spins, or one runs on
 // after its Conn was closed); leak (nodes left in the tree once every
 // client stopped, or sessions and watches once every session closed — a

@@ -44,8 +44,12 @@
 // at some instant of the call.
 //
 // [Check] runs a porcupine model of the caller's own over a history
-// ([ElectionModel], [RWMutexModel] and [SemaphoreModel] are the package's),
-// with the faults kept for the report.
+// ([ElectionModel], [RWMutexModel] and [SemaphoreModel] are the package's,
+// and, for recipes beyond the four, [BarrierModel], [QueueModel],
+// [CounterModel] and [RegisterModel]), with the faults kept for the
+// report. An operation with a nil output has an unknown outcome: it may
+// take effect at any instant after its call, or never, and every model
+// here accepts it so.
 //
 // All return a [Result] whose outcome is [Ok], [Illegal] or [Unknown] (the
 // check ran out of time). [Result.WriteReport] writes porcupine's HTML
