@@ -38,10 +38,11 @@ func shardCases(cases, shard, shards int) (n int, index func(i int) int) {
 // caseOutcome is what a case of the search left: its steps, its faults,
 // and its finding.
 type caseOutcome struct {
-	ran     bool
-	steps   int
-	tally   Faults
-	finding *Finding
+	ran       bool
+	steps     int
+	tally     Faults
+	finding   *Finding
+	tokenless string // what the case showed a lock without tokens cannot promise
 }
 
 // campaignResult is what the campaign found.
@@ -98,6 +99,12 @@ func (e *engine) campaign(t *testing.T, res *campaignResult) {
 		}
 	})
 	res.searched = time.Since(searchStart)
+	// What a lock without tokens cannot promise, as the first case by
+	// index showed it, whatever the workers ran beyond it.
+	tokenlessSet := false
+	e.mu.Lock()
+	e.tokenless = ""
+	e.mu.Unlock()
 
 	for i := 0; i < n; i++ {
 		o := outcomes[i]
@@ -107,6 +114,13 @@ func (e *engine) campaign(t *testing.T, res *campaignResult) {
 		res.run++
 		res.steps += o.steps
 		res.faults.add(o.tally)
+		if o.tokenless != "" && !tokenlessSet {
+			// The first case by index, whichever worker ran it first.
+			tokenlessSet = true
+			e.mu.Lock()
+			e.tokenless = o.tokenless
+			e.mu.Unlock()
+		}
 		if o.finding != nil {
 			e.firstFail.Store(int64(res.run))
 			// Again, alone: rapid shrinks it and fails t with the
@@ -147,6 +161,9 @@ func (e *engine) searchCase(t *testing.T, k int) caseOutcome {
 			e.runs.Add(1)
 			c, f := e.runAndCheck(rt)
 			out = caseOutcome{ran: true, steps: c.steps, tally: c.tally, finding: f}
+			if c.h != nil {
+				out.tokenless = c.h.tokenless
+			}
 			if f != nil {
 				e.failures.Add(1)
 				return

@@ -339,8 +339,14 @@ func (h *harness) found(d Detector, format string, args ...any) {
 	}
 	if h.leftOut[d] {
 		// The detector is left out (WithoutDetectors): the case goes on,
-		// looking for the rest.
-		h.note("· (%s, left out: %s)", d, StableName(fmt.Sprintf(format, args...)))
+		// looking for the rest; the story notes the first such finding.
+		if !h.leftOutNoted[d] {
+			if h.leftOutNoted == nil {
+				h.leftOutNoted = map[Detector]bool{}
+			}
+			h.leftOutNoted[d] = true
+			h.note("· (%s, left out: %s)", d, StableName(fmt.Sprintf(format, args...)))
+		}
 		return
 	}
 	h.finding = &Finding{Detector: d, Summary: StableName(fmt.Sprintf(format, args...))}

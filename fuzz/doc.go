@@ -140,8 +140,8 @@
 //     that hands out tokens (a Fencer's writes carry its token, and the
 //     resource refuses one older than the newest it accepted) are in no
 //     order the lock and its tokens allow. A lock without tokens cannot
-//     refuse a write from a holder whose session ended: the campaign
-//     reports that once (Report.Tokenless; Check logs it), not as a
+//     refuse a write from a holder whose session ended: a campaign on the
+//     fake reports that once (Report.Tokenless; Check logs it), not as a
 //     finding, and goes on looking for the lock's bugs.
 //   - state-report: a lock that says where its hold stands (StateReporter)
 //     says what its last call does not allow, or says Held while its

@@ -31,7 +31,8 @@ const (
 	// UnfencedWrite: the writes to the protected resource of a lock that
 	// hands out fencing tokens are in no order its holds and tokens
 	// allow: a stale holder's write was not refused. (Of a lock without
-	// tokens, a campaign reports that once, in Report.Tokenless.)
+	// tokens, a campaign on the fake reports that once, in
+	// Report.Tokenless; one on a real ensemble, as this finding.)
 	UnfencedWrite Detector = "unfenced-write"
 	// StateReport: a lock's account of its own hold (StateReporter:
 	// State, Lost, and the changes told to its state listener) contradicts

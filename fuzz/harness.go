@@ -84,8 +84,8 @@ type slot struct {
 	call     string
 	lastMove time.Time
 	// joint: the call in progress is a joint one (Op.Joint), which the
-	// wind-down may cancel.
-	joint bool
+	// wind-down may cancel, once (jointCancelled).
+	joint, jointCancelled bool
 	// waitingSince is when the checks first saw the client waiting on
 	// something of its own (View.Waiting), zero while it is not.
 	waitingSince time.Time
@@ -217,8 +217,9 @@ type harness struct {
 	// the campaign reports once (Report.Tokenless).
 	tokenless string
 	// leftOut are the detectors left out of the campaign
-	// (WithoutDetectors): their findings are noted, and the case goes on.
-	leftOut map[Detector]bool
+	// (WithoutDetectors): their findings are noted, once a case each
+	// (leftOutNoted), and the case goes on.
+	leftOut, leftOutNoted map[Detector]bool
 	// probedZxid is the server's zxid at the harness's last read of a
 	// Recipe's shared state (Recipe.Read).
 	probedZxid int64

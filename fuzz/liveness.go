@@ -112,7 +112,9 @@ func (h *harness) windDown() {
 
 // cancelJoint cancels the joint calls (Op.Joint) of the wind-down when
 // every client still in a call is in one: the clients they wait for have
-// stopped. It reports whether it cancelled any.
+// stopped. It cancels each call once, and reports whether it cancelled
+// any: a call that does not return once cancelled is stuck, and the stall
+// limit finds it.
 func (h *harness) cancelJoint() bool {
 	var joint []*slot
 	for _, s := range h.slots {
@@ -126,6 +128,10 @@ func (h *harness) cancelJoint() bool {
 	}
 	cancelled := false
 	for _, s := range joint {
+		if s.jointCancelled {
+			continue // cancelled once already: it must return by itself
+		}
+		s.jointCancelled = true
 		if s.inc.cancelWaitingLock() {
 			if !cancelled {
 				h.tick()

@@ -256,7 +256,7 @@ func (h *harness) wokenInVain(session int64, woken int) bool {
 // beginCall notes that s calls an op named name: the poll detector watches
 // it, the liveness detector waits for it to return.
 func (h *harness) beginCall(s *slot, name string) {
-	s.phase, s.call, s.joint = phaseLocking, name, false
+	s.phase, s.call, s.joint, s.jointCancelled = phaseLocking, name, false, false
 	s.callSessions = s.callSessions[:0]
 	s.noteCallSession(s.inc.conn.SessionID())
 	s.acquireCall = h.rec.Now()

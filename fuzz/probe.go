@@ -9,18 +9,23 @@ import "sync"
 // probe makes the Recipe's Read, through the harness's reading session,
 // after a step that changed the server's tree, or, when settled, once
 // more whatever the step did: the read's records join the history in the
-// reader's row, spanning the read.
+// reader's row, spanning the read. While members of the ensemble are
+// stopped it reads nothing: a read would wait for a quorum, and time would
+// pass that the story does not tell.
 func (h *harness) probe(settled bool) {
 	sub := h.sub
 	if sub.read == nil || h.finding != nil {
 		return
 	}
+	if len(h.stopped) > 0 {
+		return // no quorum, maybe: a read would wait for it, and time pass
+	}
+	read := h.readSession()
 	zxid := h.srv.Zxid()
 	if zxid == h.probedZxid && !settled {
 		return
 	}
 	h.probedZxid = zxid
-	read := h.readSession()
 	call := &Call{mu: new(sync.Mutex), session: read.SessionID, fence: func(int64) bool { return false }}
 	start := h.rec.Now()
 	err := sub.read(read, call)

@@ -120,6 +120,7 @@ func TestRecipeReadFindsALostUpdate(t *testing.T) {
 type rendezvous struct {
 	conn zktest.Conn
 	dir  string
+	deaf bool // its wait does not hear ctx
 }
 
 func (r *rendezvous) meet(ctx context.Context, _ *fuzz.Call) error {
@@ -136,19 +137,23 @@ func (r *rendezvous) meet(ctx context.Context, _ *fuzz.Call) error {
 		if err != nil || len(children) >= 2 {
 			return err
 		}
+		done := ctx.Done()
+		if r.deaf {
+			done = nil
+		}
 		select {
 		case <-ch:
-		case <-ctx.Done():
+		case <-done:
 			return ctx.Err()
 		}
 	}
 }
 
-func rendezvousRecipe(joint bool) fuzz.Recipe[*rendezvous] {
+func rendezvousRecipe(joint, deaf bool) fuzz.Recipe[*rendezvous] {
 	return fuzz.Recipe[*rendezvous]{
 		Name: "rendezvous",
 		New: func(_ context.Context, client fuzz.Client, dir string) *rendezvous {
-			return &rendezvous{conn: client.Conn, dir: dir}
+			return &rendezvous{conn: client.Conn, dir: dir, deaf: deaf}
 		},
 		Ops: []fuzz.Op[*rendezvous]{{Name: "Meet", Joint: joint, Call: (*rendezvous).meet}},
 	}
@@ -156,15 +161,19 @@ func rendezvousRecipe(joint bool) fuzz.Recipe[*rendezvous] {
 
 // TestJointCallsEndWithTheCase holds Op.Joint to its purpose: a call that
 // waits for another client's is left waiting once the others stop, a
-// liveness finding unless the harness knows it is joint and cancels it.
+// liveness finding unless the harness knows it is joint and cancels it;
+// and one that does not return once cancelled is stuck all the same.
 func TestJointCallsEndWithTheCase(t *testing.T) {
 	opts := []fuzz.Option{fuzz.WithoutFaults(fuzz.AllFaults()...), fuzz.WithoutDetectors(fuzz.Herd)}
-	f, _ := fuzz.Survey(t, rendezvousRecipe(false), opts, 200, 1, nil)
+	f, _ := fuzz.Survey(t, rendezvousRecipe(false, false), opts, 200, 1, nil)
 	if f == nil || f.Detector != fuzz.Liveness {
 		t.Fatalf("a rendezvous not marked joint: %v, want a liveness finding", f)
 	}
-	if f, _ := fuzz.Survey(t, rendezvousRecipe(true), opts, 200, 1, nil); f != nil {
+	if f, _ := fuzz.Survey(t, rendezvousRecipe(true, false), opts, 200, 1, nil); f != nil {
 		t.Fatalf("a joint rendezvous: %s\n%s", f.Summary, f.Story)
+	}
+	if f, _ := fuzz.Survey(t, rendezvousRecipe(true, true), opts, 200, 1, nil); f == nil || f.Detector != fuzz.Liveness {
+		t.Fatalf("a joint rendezvous deaf to its ctx: %v, want a liveness finding", f)
 	}
 }
 
@@ -205,7 +214,7 @@ func TestRecipeFinal(t *testing.T) {
 // TestOnlyFindings holds fuzz.OnlyFindings to passing over what it does
 // not accept, as if the case had found nothing.
 func TestOnlyFindings(t *testing.T) {
-	target := rendezvousRecipe(false)
+	target := rendezvousRecipe(false, false)
 	opts := []fuzz.Option{fuzz.WithoutFaults(fuzz.AllFaults()...), fuzz.WithoutDetectors(fuzz.Herd)}
 	none := append(opts, fuzz.OnlyFindings(func(f *fuzz.Finding) bool { return f.Detector != fuzz.Liveness }))
 	if f, _ := fuzz.Survey(t, target, none, 200, 1, nil); f != nil {

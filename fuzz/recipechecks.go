@@ -65,14 +65,16 @@ func (h *harness) checkRecipe() {
 		}
 		if sub.check != nil {
 			if trouble := sub.check(inc.handle, v); trouble != "" {
-				h.found(StateReport, "%s, at step %d: %s", s.name(), h.cur.index, trouble)
-				return
+				if h.found(StateReport, "%s, at step %d: %s", s.name(), h.cur.index, trouble); h.finding != nil {
+					return
+				}
 			}
 		}
 		if sub.stalled != nil && v.Waiting {
 			if trouble := sub.stalled(inc.handle, v); trouble != "" {
-				h.found(Liveness, "%s, at step %d: %s", s.name(), h.cur.index, trouble)
-				return
+				if h.found(Liveness, "%s, at step %d: %s", s.name(), h.cur.index, trouble); h.finding != nil {
+					return
+				}
 			}
 		}
 	}

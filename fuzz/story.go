@@ -110,7 +110,7 @@ func (h *harness) tell(log []zkfake.Record) {
 		}
 		st := h.story[i]
 		st.records = append(st.records, r)
-		if msg := herd.observe(r, i+1); msg != "" && h.finding == nil {
+		if msg := herd.observe(r, i+1); msg != "" && h.finding == nil && !h.leftOut[Herd] {
 			h.finding = &Finding{Detector: Herd, Summary: StableName(msg)}
 			st.verdict = "✗ herd: " + h.finding.Summary
 		}

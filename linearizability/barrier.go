@@ -19,7 +19,7 @@ const (
 	// BarrierArrive: the session joined the barrier (its node made).
 	BarrierArrive BarrierOp = iota + 1
 	// BarrierPass: the session went through; legal only once Size
-	// sessions have arrived.
+	// sessions were in the barrier at once.
 	BarrierPass
 	// BarrierDepart: the session left (its node deleted).
 	BarrierDepart
@@ -64,8 +64,23 @@ func (in BarrierInput) String() string {
 }
 
 // barrierState is the sessions that have arrived, and those gone again (a
-// departure or an expiry), each sorted.
-type barrierState struct{ arrived, gone []int64 }
+// departure or an expiry), each sorted; opened is set once Size members
+// were in the barrier at once.
+type barrierState struct {
+	arrived, gone []int64
+	opened        bool
+}
+
+// present counts the sessions that arrived and have not gone.
+func (s barrierState) present() int {
+	n := 0
+	for _, a := range s.arrived {
+		if _, gone := slices.BinarySearch(s.gone, a); !gone {
+			n++
+		}
+	}
+	return n
+}
 
 func (s barrierState) with(set []int64, session int64) []int64 {
 	if i, found := slices.BinarySearch(set, session); !found {
@@ -86,9 +101,10 @@ func barrierStep(state, input, output any) (bool, any) {
 	switch in.Op {
 	case BarrierArrive:
 		s.arrived = s.with(s.arrived, in.Session)
+		s.opened = s.opened || s.present() >= in.Size
 		return true, s
 	case BarrierPass:
-		return len(s.arrived) >= in.Size, s
+		return s.opened, s
 	case BarrierDepart:
 		s.gone = s.with(s.gone, in.Session)
 		return true, s
@@ -109,7 +125,7 @@ var barrierModel = porcupine.Model{
 	Step:      barrierStep,
 	Equal: func(a, b any) bool {
 		x, y := a.(barrierState), b.(barrierState)
-		return slices.Equal(x.arrived, y.arrived) && slices.Equal(x.gone, y.gone)
+		return x.opened == y.opened && slices.Equal(x.arrived, y.arrived) && slices.Equal(x.gone, y.gone)
 	},
 	DescribeOperation: func(input, _ any) string { return fmt.Sprint(input) },
 	DescribeState: func(state any) string {
@@ -119,7 +135,9 @@ var barrierModel = porcupine.Model{
 }
 
 // BarrierModel returns the porcupine model of a single-use barrier or
-// double barrier: nobody passes before Size sessions have arrived, and
+// double barrier: nobody passes before Size sessions were in it at once
+// (arrived, and not departed nor expired; once it opened, a later member
+// may pass, as ZooKeeper's recipe lets it), and
 // nobody's Leave says everyone has left before every session that arrived
 // has departed or expired. An arrival whose outcome is unknown (its create
 // unanswered) may count from any instant after its call, or never.
