@@ -1,6 +1,11 @@
 package targets
 
-import "github.com/zksim/zksim/fuzz"
+import (
+	"slices"
+	"strings"
+
+	"github.com/zksim/zksim/fuzz"
+)
 
 // KnownBug is a bug of a ZooKeeper recipe from the public record, ported
 // as the recipe was when it had the bug (its logic, not this project's),
@@ -27,7 +32,28 @@ type KnownBug struct {
 	Options []fuzz.Option
 }
 
-// Catalogue returns the known bugs the harness reproduces.
+// Catalogue returns the known bugs the harness reproduces: ZooKeeper's
+// own recipes' and go-zookeeper's, then Curator's, then kazoo's, then
+// those of recipes beyond the lock, the election, the read/write lock and
+// the semaphore.
 func Catalogue() []KnownBug {
-	return []KnownBug{zookeeper2931(), goZookeeper229()}
+	all := []KnownBug{zookeeper2931(), writeLock26(), goZookeeper229()}
+	all = append(all, goZookeeperBugs()...)
+	all = append(all, curatorBugs()...)
+	all = append(all, kazooBugs()...)
+	all = append(all, kazooBeyondBugs()...)
+	return append(all, beyondBugs()...)
+}
+
+// Accepts reports whether f is this bug's finding: one of its Detectors',
+// with its Mark in the story. fuzz.OnlyFindings(b.Accepts) hunts it alone,
+// passing over the port's other bugs, as cmd/zkfuzz does.
+func (b KnownBug) Accepts(f *fuzz.Finding) bool {
+	return slices.Contains(b.Detectors, f.Detector) && strings.Contains(f.Story, b.Mark)
+}
+
+// allFaultsBut lists every fault but keep, for fuzz.WithoutFaults: the
+// campaign of a bug that needs those faults alone.
+func allFaultsBut(keep ...fuzz.Fault) []fuzz.Fault {
+	return slices.DeleteFunc(fuzz.AllFaults(), func(f fuzz.Fault) bool { return slices.Contains(keep, f) })
 }

@@ -22,25 +22,138 @@
 //
 // # Known bugs
 //
-// [Catalogue] lists bugs of ZooKeeper recipes from the public record, each
-// ported as the recipe was when it had the bug, in a file named after its
-// upstream id, with the record's account of it ([KnownBug]) and the
-// campaign that finds it (go run ./cmd/zkfuzz -recipe=ZOOKEEPER-2931).
-// TestCatalogue in package fuzz holds every entry to being found with
-// every seed of twenty (two in the fast tier). The entries:
+// [Catalogue] lists bugs of ZooKeeper recipes from the public record,
+// each ported as the recipe was when it had the bug, in a file named
+// after its upstream id, with the record's account of it ([KnownBug])
+// and the campaign that finds it (go run ./cmd/zkfuzz
+// -recipe=ZOOKEEPER-2931). TestCatalogue in package fuzz holds every
+// entry to being found with every seed of twenty (two in the fast tier,
+// one of 60 cases under the race detector),
+// by one of its Detectors with its Mark in the story; cmd/zkfuzz hunts
+// an entry with fuzz.OnlyFindings(b.Accepts), so that its story is the
+// entry's bug and not another the port has, and `zkfuzz -track-record`
+// measures them all for the README's track record. Ports of Java recipes
+// stand on monitor.go (a Java monitor made of channels) and on small
+// ports of their client: curatorframework.go (Curator's event thread,
+// background operations, retry loop and connection states) and
+// curator2.go (Curator 2.x's lock and protected create); kazoo ports on
+// catalogue_kazoo.go (KazooClient and KazooRetry). The entries:
 //   - ZOOKEEPER-2931: ZooKeeper's own WriteLock ordered its queue by the
 //     node's prefix, x-<session id>, before its sequence number, so a
 //     contender with a lower session id than the holder's takes the lock
-//     too (mutual-exclusion, within 17 cases over twenty seeds, with no
-//     fault drawn). The port also shows a WriteLock bug the fix left: a
-//     waiter whose node ahead goes between its listing and its exists
-//     call returns without a watch, and waits for ever (liveness; the
-//     current WriteLock has the same loop).
+//     too (mutual-exclusion, with no fault drawn). The port also shows a
+//     WriteLock bug the fix left, which shayhatsor/zookeeper#26 (below)
+//     hunts.
 //   - samuel/go-zookeeper#229: go-zookeeper's zk.Lock, unchanged, over
-//     real clients, leaves its node when an error follows the create; the
-//     client's next Lock waits behind it for ever (liveness or leak,
-//     within 51 cases over twenty seeds; zk.Lock/orphan is the same
-//     campaign).
+//     real clients, leaves its node when an error follows the create;
+//     the client's next Lock waits behind it for ever (liveness or leak;
+//     zk.Lock/orphan is the same campaign).
+//   - CURATOR-315 and CURATOR-335: Curator's InterProcessSemaphoreV2
+//     (curator2semaphore.go, over the Curator 2.x client, retry loop,
+//     protected create and InterProcessMutex of curator2.go), handed to
+//     the Semaphore target, each with internalAcquire1Lease as it was.
+//     In 2.10.0 a lease joins the acquire's builder at its create, so a
+//     session expired before the listing leaves a dead lease first in
+//     the builder and a live one nobody holds (CURATOR-315: leak); the
+//     fix returned the lease on every path but an exception from that
+//     listing, which orphans the node until the session ends
+//     (CURATOR-335, on master only until 2.11.0: leak). Both ports also
+//     show traits of every Curator 2.x: a lease closed after its session
+//     expired closes without a word (model), an inner mutex's abandoned
+//     wait leaves its watch armed (herd), and its queue is sorted as
+//     text past the int32 wrap.
+//   - python-zk/kazoo#730, #732, #649, #429 and #170: kazoo's Lock,
+//     ReadLock/WriteLock and Semaphore, each at the version before its
+//     fix (or the current one, where it is open), over a port of as much
+//     of KazooClient and KazooRetry as they call (catalogue_kazoo.go):
+//     its retry of ConnectionLoss and SessionExpired, its
+//     SUSPENDED/LOST/ CONNECTED listeners, read from the Conn, and what
+//     each version did with its watchers when the connection went. Lock
+//     2.9.0 compares the sequence numbers as strings, so past the int32
+//     wrap each new contender takes the lock (#730: mutual-exclusion,
+//     with no fault drawn); its _best_effort_cleanup swallows a delete
+//     lost with the connection and leaves a node nobody deletes ahead of
+//     every contender (#732, open: liveness or leak). ReadLock 2.8.0
+//     waits for the last writer of the whole queue, one behind it too,
+//     which waits for the reader (#649: liveness, no fault). The
+//     Semaphore of 2.2.1 takes a Lock on <path>-__lock__ first, whose
+//     swallowed cleanup leaves a zombie node there that shuts every
+//     acquirer out (#429: liveness or leak). Lock 1.3.1 waits on a watch
+//     its client drops when the connection goes, and nothing wakes it
+//     (#170: liveness, after an expiry).
+//   - go-zookeeper/zk#65: zk.Lock as it was in v1.0.2, over real
+//     clients. Its parseSeq split the node's name on "-", losing the
+//     sign of a sequence number past the int32 wrap, so later nodes read
+//     lower and each new contender takes the lock (mutual-exclusion, no
+//     fault drawn). v1.0.3's fix left the search for the node ahead
+//     among numbers above -1 (zk.Lock/negative-sequence).
+//   - CURATOR-79: Curator 2.6.0's InterProcessMutex (curator79.go, over
+//     curator2.go's client and lock loop) with the create path of 2.6.0,
+//     whose ZooKeeper calls an interrupt ends while the request goes on.
+//     A Lock cancelled, or past its deadline, while its protected create
+//     waits for the reply throws InterruptedException, and the protected
+//     create looks for its node to delete after a connection loss alone:
+//     the node, applied all the same, stays ahead of every contender
+//     (liveness or leak, with a cancel or a deadline alone).
+//   - python-zk/kazoo#58: kazoo 1.0's DataWatch with allow_missing_node
+//     (kazoo58.go, over catalogue_kazoo.go's client), described to the
+//     NodeDataWatch target: a deletion left its prior data in place, so
+//     the exists watcher took the node's re-creation for a get watch
+//     already set and did nothing; the function's last word stays "no
+//     node" for good (convergence, no fault drawn).
+//   - python-zk/kazoo#177: kazoo's Queue as pull request #177 first had
+//     it (kazoo177.go, over kazoo 1.3.1's client), described to the
+//     PlainQueue target (one consumer, the model
+//     linearizability.QueueModel()): _inner_get popped the first child
+//     of its kept listing before reading and deleting it, so a retry
+//     after a lost request takes the second while the first stays in the
+//     queue (model, lost requests alone). Fixed before the merge
+//     (b1462ef): no release had it.
+//   - shayhatsor/zookeeper#26: ZooKeeper's WriteLock since the fix of
+//     ZOOKEEPER-2931 (writelock26.go, zookeeper2931.go's port with the
+//     sequence number compared first) still returns from lock() without
+//     a watch when the node ahead goes between its listing and its
+//     exists: the lock is never granted (liveness, no fault drawn). The
+//     report is against the recipe's C# port, and names the Java one
+//     too.
+//   - python-zk/kazoo#490 and CURATOR-107: kazoo's Lock before 2.5.0 and
+//     Curator's InterProcessMutex before May 2014 watched the node ahead
+//     with exists, which sets a creation watch on a node already gone;
+//     the watch stays for the session's life (leak of watches, no fault
+//     drawn).
+//   - CURATOR-233: Curator's DistributedDoubleBarrier (curator233.go),
+//     described to the [DoubleBarrier] target: leave breaks out of its
+//     loop when one child remains, whoever it is, and returns while
+//     another member is still in the barrier (model: the barrier model's
+//     "left" before everyone departed; no fault drawn). Still in
+//     Curator.
+//   - CURATOR-258: Curator 2.9.0's PersistentEphemeralNode, a group
+//     member's node, described to the [GroupMembership] target: a member
+//     restarted before its old session expired sets its data on the old
+//     node, and its watcher drops its own NodeDataChanged with the
+//     watch; when the old session expires the node is gone for good
+//     (state-report, a crash alone).
+//   - CURATOR-391: Curator 2.11.1's PathChildrenCache, described to the
+//     [ChildrenCache] target: a child deleted and made again while the
+//     cache is disconnected comes back at version 0, and the cache,
+//     which compares versions, tells its listener nothing (convergence,
+//     one partition).
+//   - python-zk/kazoo#366: kazoo 2.5.0's LockingQueue, described to the
+//     [LockingQueue] target: a consumer whose entry another consumed
+//     between its listing and its take keeps the taken node it made for
+//     nothing (leak, no fault drawn).
+//
+// Not in the catalogue, and why: CURATOR-604 and CURATOR-498 need a
+// client that drops its session while the server keeps it and opens a
+// new one (Curator's injected expiry), which a port handed one Conn
+// cannot do; CURATOR-653, CURATOR-620 and CURATOR-518 are races between
+// two of Curator's threads with no request between them, which a harness
+// that interleaves at requests and events cannot draw; CURATOR-460 needs
+// the negotiated session timeout, which go-zookeeper does not expose;
+// CURATOR-678's release retries its delete in the background until it
+// succeeds, and no faithful port shows a lasting harm; CURATOR-536 (a
+// double barrier's leave that spins past its deadline) needs a rule that
+// holds a call to its deadline by the requests it makes past it.
 //
 // # The recipes
 //
@@ -107,7 +220,7 @@
 //	timed-wait             a timed wait reports "acquired" when it times out    mutual-exclusion  5.5 / 21       8.4s
 //	wrong-unlock           Unlock deletes the wrong node                        mutual-exclusion  43.5 / 125     18.9s
 //	plain-retry            retries a plain create after a lost reply            liveness          9.5 / 54       9.1s
-//	spin                   polls instead of watching                            herd              6.5 / 35       3.3s
+//	spin                   polls instead of watching                            polling           6.5 / 35       3.3s
 //	reenter-failed-unlock  a failed Unlock keeps the hold, Lock re-enters it    mutual-exclusion  15.5 / 49      20.1s
 //	sequence-wrap          reads the last ten characters past the int32 wrap    mutual-exclusion  8.5 / 25       0.7s
 //	closed-retry           retries a closed Conn as a lost connection           liveness          8.5 / 29       4.3s

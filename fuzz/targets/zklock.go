@@ -29,9 +29,9 @@ func (z zkLock) Unlock() error { return z.l.Unlock() }
 
 // ZKLockDefect is one defect of zk.Lock the harness finds, with the
 // campaign that looks for it alone: its options leave out the draws that
-// trigger zk.Lock's other defects first, and the fencing checks (zk.Lock
-// hands out no fencing token, so a write after its session expired goes
-// unrefused, which says nothing new about it). The orphan's campaign draws
+// trigger zk.Lock's other defects first. (zk.Lock hands out no fencing
+// token: a campaign reports what it cannot promise once, and goes on.)
+// The orphan's campaign draws
 // no outside writes: zk.Lock never checks that its own node is still
 // there, so a node someone else deleted lets two clients hold the lock,
 // which is another weakness than #229's.
@@ -53,15 +53,15 @@ func ZKLockDefects() []ZKLockDefect {
 		{Name: "zk.Lock/orphan", Detectors: []fuzz.Detector{fuzz.Liveness, fuzz.Leak}, Mark: "'s Lock fails: zk: ",
 			Bug: "an error after the create (the connection lost while it lists the directory) leaves Lock's node behind, alive with the session, " +
 				"and the client's next Lock, and everyone's after it, waits behind it for ever (samuel/go-zookeeper #229, open; go-zookeeper v1.0.4 has it)",
-			Options: []fuzz.Option{fuzz.WithoutForeignChildren(), fuzz.WithoutSequenceWrap(), fuzz.WithFencing(fuzz.FencingNever), fuzz.WithoutFaults(fuzz.OutsideWrite)}},
+			Options: []fuzz.Option{fuzz.WithoutForeignChildren(), fuzz.WithoutSequenceWrap(), fuzz.WithoutFaults(fuzz.OutsideWrite)}},
 		{Name: "zk.Lock/foreign-child", Detectors: []fuzz.Detector{fuzz.Leak, fuzz.Liveness}, Mark: "strconv.Atoi",
 			Bug: "a child of the lock's directory that zk.Lock did not make (a name with no number after \"lock-\") fails every Lock with strconv's error, " +
 				"and the node Lock made stays behind (the same missing cleanup as #229)",
-			Options: []fuzz.Option{fuzz.WithoutSequenceWrap(), fuzz.WithFencing(fuzz.FencingNever)}},
+			Options: []fuzz.Option{fuzz.WithoutSequenceWrap()}},
 		{Name: "zk.Lock/negative-sequence", Detectors: []fuzz.Detector{fuzz.Leak, fuzz.Liveness}, Mark: "zk: invalid path",
 			Bug: "past the int32 wrap, or the sign change near it, ZooKeeper's sequence numbers are negative: zk.Lock looks for the node ahead of its own " +
 				"among numbers above -1, finds none, and watches the directory's path with a trailing slash, so Lock fails with zk.ErrInvalidPath " +
 				"and its node stays behind (go-zookeeper/zk#65 fixed the parsing of a negative number, not this search)",
-			Options: []fuzz.Option{fuzz.WithoutForeignChildren(), fuzz.WithFencing(fuzz.FencingNever)}},
+			Options: []fuzz.Option{fuzz.WithoutForeignChildren()}},
 	}
 }

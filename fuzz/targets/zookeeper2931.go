@@ -38,9 +38,8 @@ func zookeeper2931() KnownBug {
 		// The bug needs no fault, and WriteLock's other bugs do: an
 		// Unlock that takes NoNode for a release, after an expiry or a
 		// delete from outside; children it did not make, sorted into its
-		// queue. WriteLock hands out no fencing token either: a write
-		// after its session expired goes unrefused, which is not this bug.
-		Options: []fuzz.Option{fuzz.WithoutFaults(fuzz.AllFaults()...), fuzz.WithFencing(fuzz.FencingNever), fuzz.WithoutForeignChildren(), fuzz.WithoutSequenceWrap()},
+		// queue.
+		Options: []fuzz.Option{fuzz.WithoutFaults(fuzz.AllFaults()...), fuzz.WithoutForeignChildren(), fuzz.WithoutSequenceWrap()},
 	}
 }
 
@@ -53,13 +52,15 @@ type writeLockUser struct {
 	conn zktest.Conn
 	dir  string
 	wl   *writeLock
+	// sequenceFirst: the WriteLock fixed for ZOOKEEPER-2931 (3.4.12 on).
+	sequenceFirst bool
 }
 
 func (u *writeLockUser) Lock(ctx context.Context) error {
 	if u.wl == nil {
 		// WriteLock makes its directory but not the directory's parent.
 		_, _ = u.conn.Create(path.Dir(u.dir), nil, 0, zktest.OpenACL)
-		u.wl = &writeLock{conn: u.conn, dir: u.dir, mon: make(chan struct{}, 1)}
+		u.wl = &writeLock{conn: u.conn, dir: u.dir, mon: make(chan struct{}, 1), sequenceFirst: u.sequenceFirst}
 	}
 	acquired := make(chan struct{}, 1)
 	u.wl.setListener(func() { acquired <- struct{}{} })
@@ -93,10 +94,11 @@ func (u *writeLockUser) Unlock() error {
 // KeeperException.ConnectionLossException, zk.ErrSessionExpired for
 // SessionExpiredException, zk.ErrNoNode for NoNodeException.
 type writeLock struct {
-	conn   zktest.Conn
-	dir    string
-	mon    chan struct{}
-	closed bool
+	conn          zktest.Conn
+	dir           string
+	mon           chan struct{}
+	closed        bool
+	sequenceFirst bool
 
 	id           string
 	idName       znodeName
@@ -219,7 +221,7 @@ func (l *writeLock) execute() (bool, error) {
 			if err := l.findPrefixInChildren(prefix); err != nil {
 				return false, err
 			}
-			l.idName = newZNodeName(l.id)
+			l.idName = newZNodeName(l.id, l.sequenceFirst)
 		}
 		if l.id != "" {
 			names, _, err := l.conn.Children(l.dir)
@@ -234,7 +236,7 @@ func (l *writeLock) execute() (bool, error) {
 				// A TreeSet: sorted by compareTo, one of each equal.
 				var sorted []znodeName
 				for _, name := range names {
-					n := newZNodeName(l.dir + "/" + name)
+					n := newZNodeName(l.dir+"/"+name, l.sequenceFirst)
 					if !containsName(sorted, n) {
 						sorted = append(sorted, n)
 					}
@@ -284,14 +286,16 @@ func (l *writeLock) lockWatcher(watch <-chan zk.Event) {
 func (l *writeLock) isOwner() bool { return l.id != "" && l.ownerID != "" && l.id == l.ownerID }
 
 // znodeName is ZNodeName: a name, the prefix before its last '-', and the
-// int after it (-1 if it is none).
+// int after it (-1 if it is none); sequenceFirst orders it as the fix of
+// ZOOKEEPER-2931 does.
 type znodeName struct {
-	name, prefix string
-	sequence     int32
+	name, prefix  string
+	sequence      int32
+	sequenceFirst bool
 }
 
-func newZNodeName(name string) znodeName {
-	n := znodeName{name: name, prefix: name, sequence: -1}
+func newZNodeName(name string, sequenceFirst bool) znodeName {
+	n := znodeName{name: name, prefix: name, sequence: -1, sequenceFirst: sequenceFirst}
 	if i := strings.LastIndex(name, "-"); i >= 0 {
 		n.prefix = name[:i]
 		// Integer.parseInt: an int, sign allowed, or the -1 stays.
@@ -302,10 +306,18 @@ func newZNodeName(name string) znodeName {
 	return n
 }
 
-// compareTo is ZNodeName.compareTo before ZOOKEEPER-2931's fix: the prefix
-// first, then the sequence number (a name without one last), in Java's int
-// arithmetic, which wraps.
+// compareTo is ZNodeName.compareTo: before ZOOKEEPER-2931's fix, the
+// prefix first, then the sequence number (a name without one last); after
+// it, the sequence number first. Both in Java's int arithmetic, which
+// wraps.
 func (n znodeName) compareTo(that znodeName) int32 {
+	if n.sequenceFirst {
+		// 3.4.12 on: the sequence numbers' difference, then the prefixes.
+		if answer := n.sequence - that.sequence; answer != 0 {
+			return answer
+		}
+		return int32(strings.Compare(n.prefix, that.prefix))
+	}
 	if c := strings.Compare(n.prefix, that.prefix); c != 0 {
 		return int32(c)
 	}

@@ -1,0 +1,11 @@
+package targets
+
+// curatorBugs lists the catalogue's Curator bugs, one file each.
+func curatorBugs() []KnownBug {
+	return []KnownBug{
+		curator315(),
+		curator335(),
+		curator79(),
+		curator107(),
+	}
+}

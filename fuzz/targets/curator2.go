@@ -1,0 +1,546 @@
+package targets
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zksim/zksim/recipe"
+	"github.com/zksim/zksim/zkfake/zktest"
+)
+
+// This file is the part of Curator 2.x (curator-client and
+// curator-framework, 2.10.0 to 2.11.0) that the catalogue's ports of its
+// InterProcessMutex and InterProcessSemaphoreV2 stand on: the client's
+// connection state and retry loop (CuratorZookeeperClient, RetryLoop,
+// RetryNTimes), the protected create (CreateBuilderImpl withProtection
+// with creatingParentContainersIfNeeded), the guaranteed delete
+// (DeleteBuilderImpl guaranteed, FailedDeleteManager), Java's monitors,
+// and InterProcessMutex with its LockInternals and
+// StandardLockInternalsDriver (curator-recipes). Left out: namespaces,
+// compression, ACL providers, background operations other than the
+// guaranteed delete, revocation, and Curator's reset of a connection that
+// stays down for longer than both its timeouts (ConnectionState.
+// checkTimeouts opens a new ZooKeeper handle, a new session while the old
+// one may live: a process here has one Conn, whose sessions follow each
+// other).
+//
+// Java's exceptions are Go errors: go-zookeeper's connection loss
+// (zk.ErrConnectionClosed, zk.ErrNoServer) for ConnectionLossException,
+// zk.ErrSessionExpired, zk.ErrNoNode; a Thread.interrupt() is the ctx of
+// the call being done, felt where Java feels it in these paths: Thread.sleep,
+// Object.wait and a CountDownLatch's await (errCurator2Interrupted). The
+// ZooKeeper calls themselves are made whole.
+
+// curator2 holds Curator's defaults and the retry policy the ports use.
+const (
+	// curator2ConnectionTimeout is CuratorFrameworkFactory's default
+	// connection timeout, how long each try of the retry loop waits for
+	// the connection (CuratorZookeeperClient.internalBlockUntilConnectedOrTimedOut).
+	curator2ConnectionTimeout = 15 * time.Second
+	// curator2Retries and curator2RetrySleep are the retry policy,
+	// RetryNTimes(3, 1000): a policy Curator ships, with as many retries
+	// as the ExponentialBackoffRetry(1000, 3) of its documentation, but no
+	// random sleeps.
+	curator2Retries    = 3
+	curator2RetrySleep = time.Second
+	// curator2ProtectedPrefix is CreateBuilderImpl.PROTECTED_PREFIX.
+	curator2ProtectedPrefix = "_c_"
+	// curator2LockName is InterProcessMutex's LOCK_NAME.
+	curator2LockName = "lock-"
+)
+
+// errCurator2Interrupted is Java's InterruptedException: the call's ctx
+// was done at a point where the Java thread would have been interrupted.
+var errCurator2Interrupted = errors.New("java.lang.InterruptedException")
+
+// errCurator2NotStarted is what Curator throws once the client is closed
+// (IllegalStateException: instance must be started).
+var errCurator2NotStarted = errors.New("java.lang.IllegalStateException: instance must be started before calling this method")
+
+// curator2Client is a CuratorFramework over the process's Conn: its
+// connection state, read from the Conn, and its retry loop. The targets a
+// port is handed to (Semaphore's NewLeaser, Lock's NewLocker) give it the
+// Conn alone, not the session's events: so it waits for the connection by
+// looking at the Conn's state every curator2Poll, where Curator's latch
+// wakes at the connection event, and it takes its client for closed once
+// a call fails as a closed Conn does (closedConn), where a CuratorFramework
+// knows it was closed.
+type curator2Client struct {
+	conn zktest.Conn
+
+	mu     sync.Mutex
+	closed bool // the Conn was closed (or the process died)
+}
+
+// curator2Poll is how often the client looks at its Conn's state while it
+// waits for the connection.
+const curator2Poll = 100 * time.Millisecond
+
+// newCurator2Client starts the client on the process's Conn.
+func newCurator2Client(conn zktest.Conn) *curator2Client {
+	return &curator2Client{conn: conn}
+}
+
+// started is client.getState() == CuratorFrameworkState.STARTED.
+func (c *curator2Client) started() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !c.closed
+}
+
+// noteFailure takes the client for closed if err is a closed Conn's.
+func (c *curator2Client) noteFailure(err error) {
+	if err != nil && closedConn(c.conn, err) {
+		c.mu.Lock()
+		c.closed = true
+		c.mu.Unlock()
+	}
+}
+
+// connected is CuratorZookeeperClient.isConnected.
+func (c *curator2Client) connected() bool { return c.conn.State() == zk.StateHasSession }
+
+// blockUntilConnectedOrTimedOut is
+// CuratorZookeeperClient.internalBlockUntilConnectedOrTimedOut: while not
+// connected, wait for the connection until the connection timeout is
+// spent.
+func (c *curator2Client) blockUntilConnectedOrTimedOut(ctx context.Context) error {
+	for wait := curator2ConnectionTimeout; !c.connected() && wait > 0 && c.started(); wait -= curator2Poll {
+		if err := curator2Sleep(ctx, curator2Poll); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// curator2ShouldRetry is RetryLoop.shouldRetry: connection loss, an
+// operation timeout, a moved or an expired session.
+func curator2ShouldRetry(err error) bool {
+	return recipe.IsConnectionLoss(err) || errors.Is(err, zk.ErrSessionExpired) || errors.Is(err, zk.ErrSessionMoved)
+}
+
+// callWithRetry is RetryLoop.callWithRetry with RetryNTimes: each try
+// waits for the connection first; a retryable failure is tried again,
+// after a sleep, until the policy's retries are spent. A closed client
+// fails at once.
+func (c *curator2Client) callWithRetry(ctx context.Context, op func() error) error {
+	for retry := 0; ; retry++ {
+		if !c.started() {
+			return errCurator2NotStarted
+		}
+		if err := c.blockUntilConnectedOrTimedOut(ctx); err != nil {
+			return err
+		}
+		err := op()
+		c.noteFailure(err)
+		if err == nil || !curator2ShouldRetry(err) || retry >= curator2Retries || !c.started() {
+			return err
+		}
+		if err := curator2Sleep(ctx, curator2RetrySleep); err != nil {
+			return err
+		}
+	}
+}
+
+// allowRetry is RetryNTimes.allowRetry, sleeping as the policy does.
+func curator2AllowRetry(ctx context.Context, retryCount int) bool {
+	return retryCount < curator2Retries && curator2Sleep(ctx, curator2RetrySleep) == nil
+}
+
+// curator2Sleep is Thread.sleep: interrupted when ctx is done.
+func curator2Sleep(ctx context.Context, d time.Duration) error {
+	select {
+	case <-time.After(d):
+		return nil
+	case <-ctx.Done():
+		return errCurator2Interrupted
+	}
+}
+
+// createProtectedEphemeralSequential is
+// client.create().creatingParentContainersIfNeeded().withProtection()
+// .withMode(EPHEMERAL_SEQUENTIAL).forPath(path, data), in the foreground:
+// CreateBuilderImpl.pathInForeground within the retry loop, where every
+// try after the first looks for a node of the create's protected id
+// first (findProtectedNodeInForeground), and protectedPathInForeground,
+// which on a connection loss that outlasts the retries starts a
+// background search for the node to delete it
+// (FindAndDeleteProtectedNodeInBackground, here the guaranteed delete of
+// what one listing finds). The parents are made persistent: Curator 2.x
+// runs on ZooKeeper 3.4, which has no containers. The protected id is
+// Curator's UUID written as its 32 hex digits without the dashes, the
+// form the harness elides from its stories.
+func (c *curator2Client) createProtectedEphemeralSequential(ctx context.Context, path string, data []byte) (string, error) {
+	dir, name := path[:strings.LastIndexByte(path, '/')], path[strings.LastIndexByte(path, '/')+1:]
+	id := curator2UUID()
+	adjusted := dir + "/" + curator2ProtectedPrefix + id + "-" + name
+	first := true
+	var created string
+	err := c.callWithRetry(ctx, func() error {
+		if !first {
+			found, err := c.findProtectedNode(ctx, dir, id)
+			if err != nil {
+				return err
+			}
+			if found != "" {
+				created = found
+				return nil
+			}
+		}
+		first = false
+		p, err := c.conn.Create(adjusted, data, zk.FlagEphemeral|zk.FlagSequence, zktest.OpenACL)
+		if errors.Is(err, zk.ErrNoNode) {
+			if err := c.mkdirs(dir); err != nil {
+				return err
+			}
+			p, err = c.conn.Create(adjusted, data, zk.FlagEphemeral|zk.FlagSequence, zktest.OpenACL)
+		}
+		created = p
+		return err
+	})
+	// Not a KeeperException, or a connection loss: the create may have
+	// gone through.
+	if recipe.IsConnectionLoss(err) || errors.Is(err, errCurator2Interrupted) || errors.Is(err, errCurator2NotStarted) {
+		go c.findAndDeleteProtectedNode(dir, id)
+	}
+	return created, err
+}
+
+// findProtectedNode is findProtectedNodeInForeground: the child of dir
+// whose name starts with the protected prefix, within the retry loop; a
+// missing dir is no node.
+func (c *curator2Client) findProtectedNode(ctx context.Context, dir, id string) (string, error) {
+	var found string
+	err := c.callWithRetry(ctx, func() error {
+		children, _, err := c.conn.Children(dir)
+		if errors.Is(err, zk.ErrNoNode) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		prefix := curator2ProtectedPrefix + id + "-"
+		if i := slices.IndexFunc(children, func(n string) bool { return strings.HasPrefix(n, prefix) }); i >= 0 {
+			found = dir + "/" + children[i]
+		}
+		return nil
+	})
+	return found, err
+}
+
+// findAndDeleteProtectedNode is FindAndDeleteProtectedNodeInBackground:
+// a background listing, retried while the client is not closed, and the
+// guaranteed delete of the node it finds.
+func (c *curator2Client) findAndDeleteProtectedNode(dir, id string) {
+	for c.started() {
+		found, err := c.findProtectedNode(context.Background(), dir, id)
+		if err == nil {
+			if found != "" {
+				_ = c.deleteGuaranteed(context.Background(), found)
+			}
+			return
+		}
+		time.Sleep(curator2RetrySleep)
+	}
+}
+
+// mkdirs is ZKPaths.mkdirs(zk, path, makeLastNode true): each missing
+// ancestor and dir itself, persistent, a NodeExists taken for success.
+func (c *curator2Client) mkdirs(dir string) error {
+	for i := 1; i <= len(dir); i++ {
+		if i < len(dir) && dir[i] != '/' {
+			continue
+		}
+		p := dir[:i]
+		ok, _, err := c.conn.Exists(p)
+		if err != nil {
+			return err
+		}
+		if ok {
+			continue
+		}
+		if _, err := c.conn.Create(p, nil, 0, zktest.OpenACL); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			return err
+		}
+	}
+	return nil
+}
+
+// deleteGuaranteed is client.delete().guaranteed().forPath(path): the
+// delete in the retry loop and, if that fails with connection loss, the
+// same delete again in the background until it goes through
+// (FailedDeleteManager.addFailedDelete, whose background delete adds
+// itself again whenever its retries run out), while the client is not
+// closed.
+// The failure is returned all the same.
+func (c *curator2Client) deleteGuaranteed(ctx context.Context, path string) error {
+	err := c.callWithRetry(ctx, func() error { return c.conn.Delete(path, -1) })
+	if err != nil && (curator2ShouldRetry(err) || errors.Is(err, errCurator2Interrupted)) {
+		go c.deleteInBackground(path)
+	}
+	return err
+}
+
+// deleteInBackground is the guaranteed delete's background operation:
+// tried until it succeeds or finds the node gone, while the client is
+// started.
+func (c *curator2Client) deleteInBackground(path string) {
+	for c.started() {
+		err := c.callWithRetry(context.Background(), func() error { return c.conn.Delete(path, -1) })
+		if err == nil || errors.Is(err, zk.ErrNoNode) || !curator2ShouldRetry(err) {
+			return
+		}
+	}
+}
+
+// curator2UUID is UUID.randomUUID() as the protected prefix uses it.
+func curator2UUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// curator2Monitor is a Java object's monitor: synchronized blocks hold
+// lock (a channel, so that a goroutine waiting for it is durably blocked
+// in a synctest bubble), and wait/notifyAll share a generation channel
+// guarded by the monitor. A watcher's notifyFromWatcher is synchronized:
+// it takes the monitor, so it cannot slip between a waiter's last read
+// and its wait.
+type curator2Monitor struct {
+	lock chan struct{}
+	gen  chan struct{}
+}
+
+func newCurator2Monitor() *curator2Monitor { return &curator2Monitor{lock: make(chan struct{}, 1)} }
+
+func (m *curator2Monitor) enter() { m.lock <- struct{}{} }
+func (m *curator2Monitor) exit()  { <-m.lock }
+
+// notifyAll is a synchronized notifyAll().
+func (m *curator2Monitor) notifyAll() {
+	m.enter()
+	defer m.exit()
+	if m.gen != nil {
+		close(m.gen)
+		m.gen = nil
+	}
+}
+
+// wait is Object.wait(timeout), 0 for no timeout, called holding the
+// monitor: it lets the monitor go until notifyAll, the timeout or an
+// interrupt, and takes it again.
+func (m *curator2Monitor) wait(ctx context.Context, timeout time.Duration) error {
+	if m.gen == nil {
+		m.gen = make(chan struct{})
+	}
+	gen := m.gen
+	m.exit()
+	defer m.enter()
+	var timer <-chan time.Time
+	if timeout > 0 {
+		timer = time.After(timeout)
+	}
+	select {
+	case <-gen:
+	case <-timer:
+	case <-ctx.Done():
+		return errCurator2Interrupted
+	}
+	return nil
+}
+
+// watch is usingWatcher(watcher) on a watch the call set: the watcher
+// calls notifyAll on the event, or when the watch ends (go-zookeeper
+// closes it on an expiry or a close).
+func (m *curator2Monitor) watch(ch <-chan zk.Event) {
+	go func() {
+		<-ch
+		m.notifyAll()
+	}()
+}
+
+// curator2Mutex is InterProcessMutex (Curator 2.10.0, as on master up to
+// 2.11.0) with its LockInternals and StandardLockInternalsDriver: one
+// lease of a queue of "_c_<id>-lock-<seq>" nodes under basePath, each
+// contender watching the node just ahead (getData with a watcher). One
+// thread uses it, so threadData is one LockData.
+type curator2Mutex struct {
+	client   *curator2Client
+	basePath string
+	mon      *curator2Monitor // LockInternals' monitor
+
+	lockPath  string // LockData.lockPath, "" without a hold
+	lockCount int    // LockData.lockCount
+	// existsWatch: before CURATOR-107's fix (2014), the loop watched the
+	// node ahead with checkExists, and waited only if it was there.
+	existsWatch bool
+}
+
+func newCurator2Mutex(client *curator2Client, basePath string) *curator2Mutex {
+	return &curator2Mutex{client: client, basePath: basePath, mon: newCurator2Monitor()}
+}
+
+// acquire is acquire() (timed false) or acquire(time, MILLISECONDS):
+// InterProcessMutex.internalLock.
+func (m *curator2Mutex) acquire(ctx context.Context, timed bool, wait time.Duration) (bool, error) {
+	if m.lockPath != "" {
+		m.lockCount++ // re-entering
+		return true, nil
+	}
+	lockPath, err := m.attemptLock(ctx, timed, wait)
+	if err != nil || lockPath == "" {
+		return false, err
+	}
+	m.lockPath, m.lockCount = lockPath, 1
+	return true, nil
+}
+
+// release is InterProcessMutex.release: LockData goes whatever the delete
+// does (the finally block).
+func (m *curator2Mutex) release(ctx context.Context) error {
+	if m.lockPath == "" {
+		return fmt.Errorf("java.lang.IllegalMonitorStateException: You do not own the lock: %s", m.basePath)
+	}
+	if m.lockCount--; m.lockCount > 0 {
+		return nil
+	}
+	path := m.lockPath
+	m.lockPath = ""
+	return m.deleteOurPath(ctx, path)
+}
+
+// attemptLock is LockInternals.attemptLock: create, then the lock loop,
+// all over again (while the retry policy allows) when the loop finds its
+// node gone.
+func (m *curator2Mutex) attemptLock(ctx context.Context, timed bool, wait time.Duration) (string, error) {
+	start := time.Now()
+	for retryCount := 0; ; retryCount++ {
+		ourPath, err := m.client.createProtectedEphemeralSequential(ctx, m.basePath+"/"+curator2LockName, nil)
+		var has bool
+		if err == nil {
+			has, err = m.internalLockLoop(ctx, start, timed, wait, ourPath)
+		}
+		if errors.Is(err, zk.ErrNoNode) && curator2AllowRetry(ctx, retryCount) {
+			continue
+		}
+		if err != nil || !has {
+			return "", err
+		}
+		return ourPath, nil
+	}
+}
+
+// internalLockLoop is LockInternals.internalLockLoop: list and sort the
+// children; hold if among the first maxLeases (one), else watch the node
+// maxLeases ahead and wait. Any failure, or the timeout, deletes our node
+// (guaranteed).
+func (m *curator2Mutex) internalLockLoop(ctx context.Context, start time.Time, timed bool, wait time.Duration, ourPath string) (have bool, err error) {
+	doDelete := false
+	defer func() {
+		if err != nil {
+			doDelete = true
+		}
+		if doDelete {
+			if derr := m.deleteOurPath(ctx, ourPath); err == nil {
+				err = derr
+			}
+		}
+	}()
+	for m.client.started() && !have {
+		children, err := m.sortedChildren(ctx)
+		if err != nil {
+			return false, err
+		}
+		sequenceNodeName := ourPath[len(m.basePath)+1:]
+		ourIndex := slices.Index(children, sequenceNodeName)
+		if ourIndex < 0 {
+			// StandardLockInternalsDriver.validateOurIndex
+			return false, fmt.Errorf("Sequential path not found: %s: %w", sequenceNodeName, zk.ErrNoNode)
+		}
+		if ourIndex < 1 {
+			have = true
+			break
+		}
+		previous := m.basePath + "/" + children[ourIndex-1]
+		m.mon.enter()
+		// getData rather than exists, "to avoid leaving unneeded
+		// watchers"; a NoNode means it was released: try again.
+		err = m.client.callWithRetry(ctx, func() error {
+			if m.existsWatch {
+				there, _, ch, err := m.client.conn.ExistsW(previous)
+				if err == nil {
+					m.mon.watch(ch)
+					if !there {
+						err = zk.ErrNoNode
+					}
+				}
+				return err
+			}
+			_, _, ch, err := m.client.conn.GetW(previous)
+			if err == nil {
+				m.mon.watch(ch)
+			}
+			return err
+		})
+		switch {
+		case errors.Is(err, zk.ErrNoNode):
+			err = nil
+		case err != nil:
+		case timed:
+			wait -= time.Since(start)
+			start = time.Now()
+			if wait <= 0 {
+				doDelete = true // timed out - delete our node
+				m.mon.exit()
+				return false, nil
+			}
+			err = m.mon.wait(ctx, wait)
+		default:
+			err = m.mon.wait(ctx, 0)
+		}
+		m.mon.exit()
+		if err != nil {
+			return false, err
+		}
+	}
+	return have, nil
+}
+
+// sortedChildren is LockInternals.getSortedChildren: the children sorted
+// by the text after "lock-" (standardFixForSorting), stably.
+func (m *curator2Mutex) sortedChildren(ctx context.Context) ([]string, error) {
+	var children []string
+	err := m.client.callWithRetry(ctx, func() (err error) {
+		children, _, err = m.client.conn.Children(m.basePath)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	fix := func(s string) string {
+		if i := strings.LastIndex(s, curator2LockName); i >= 0 {
+			return s[i+len(curator2LockName):]
+		}
+		return s
+	}
+	sorted := slices.Clone(children)
+	slices.SortStableFunc(sorted, func(a, b string) int { return strings.Compare(fix(a), fix(b)) })
+	return sorted, nil
+}
+
+// deleteOurPath is LockInternals.deleteOurPath: a guaranteed delete, a
+// NoNode ignored ("already deleted (possibly expired session, etc.)").
+func (m *curator2Mutex) deleteOurPath(ctx context.Context, path string) error {
+	if err := m.client.deleteGuaranteed(ctx, path); err != nil && !errors.Is(err, zk.ErrNoNode) {
+		return err
+	}
+	return nil
+}
