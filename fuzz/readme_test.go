@@ -10,9 +10,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/zksim/zksim/fuzz/targets"
 )
 
 // readmeMaxLines bounds the README: a page read in ten minutes. The
@@ -279,5 +282,32 @@ func TestReadmePaths(t *testing.T) {
 				t.Errorf("README.md calls the admin interface at %s, but package wire serves no %q", m[1], seg)
 			}
 		}
+	}
+}
+
+// TestReadmeTrackRecord holds the README's track record to the catalogue:
+// one row for each known bug, in the catalogue's order, and no other, each
+// found in every seed. The numbers are make track-record's to write.
+func TestReadmeTrackRecord(t *testing.T) {
+	_, text := readme(t)
+	begin := strings.Index(text, "<!-- track-record begin")
+	end := strings.Index(text, "<!-- track-record end")
+	if begin < 0 || end < begin {
+		t.Fatal("the README has no track-record markers")
+	}
+	row := regexp.MustCompile(`(?m)^\| (\S+) \| [^|]+ \| [^|]+ \| (\d+) of (\d+) seeds \|`)
+	var names []string
+	for _, m := range row.FindAllStringSubmatch(text[begin:end], -1) {
+		names = append(names, m[1])
+		if m[2] != m[3] {
+			t.Errorf("%s is found in %s of %s seeds", m[1], m[2], m[3])
+		}
+	}
+	var want []string
+	for _, b := range targets.Catalogue() {
+		want = append(want, b.Name)
+	}
+	if !slices.Equal(names, want) {
+		t.Errorf("the track record's rows are %v; the catalogue's bugs are %v: run make track-record", names, want)
 	}
 }

@@ -74,6 +74,9 @@ type locker struct {
 	also      []fuzz.Detector // other detectors that find it
 	target    fuzz.Target
 	opts      []fuzz.Option
+	// known is the catalogue's record, for a known bug: the story it
+	// finds is told under it.
+	known *targets.KnownBug
 }
 
 func lockers() map[string]locker {
@@ -88,7 +91,8 @@ func lockers() map[string]locker {
 		m[d.Name] = locker{name: d.Name, bug: d.Bug, detector: d.Detectors[0], also: d.Detectors[1:], target: targets.ZKLock(), opts: d.Options}
 	}
 	for _, b := range targets.Catalogue() {
-		m[b.Name] = locker{name: b.Name, bug: b.Recipe + ": " + b.Title, detector: b.Detectors[0], also: b.Detectors[1:], target: b.Target, opts: b.Options}
+		opts := append(slices.Clip(b.Options), fuzz.OnlyFindings(b.Accepts))
+		m[b.Name] = locker{name: b.Name, bug: b.Recipe + ": " + b.Title, detector: b.Detectors[0], also: b.Detectors[1:], target: b.Target, opts: opts, known: &b}
 	}
 	for _, mu := range targets.Mutants() {
 		m[mu.Name] = locker{name: mu.Name, bug: mu.Recipe + " mutant: " + mu.Bug, detector: mu.Detector, target: mu.Target, opts: mu.Options}
@@ -112,6 +116,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	noFailFile := fs.Bool("nofailfile", false, "do not write rapid's fail file (testdata/rapid/<campaign>/) for a finding")
 	list := fs.Bool("list", false, "list the recipes and mutants and exit")
 	quiet := fs.Bool("quiet", false, "no progress line")
+	record := fs.Bool("track-record", false, "hunt every known bug of the catalogue with each seed from 1 to -seeds, on one worker, and print the track record as a Markdown table")
+	recordSeeds := fs.Int("seeds", 20, "with -track-record: how many seeds per known bug")
+	recordOnly := fs.String("only", "", "with -track-record: hunt only the known bugs whose names contain this")
 	realClients := fs.Bool("real-clients", false, "make every client go-zookeeper's own *zk.Conn over a pipe to the fake, instead of the fake's in-process Conn")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: zkfuzz [flags]\n\nRuns a fuzzing campaign against a ZooKeeper recipe on the in-memory fake.\n\n")
@@ -126,6 +133,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "zkfuzz: unexpected arguments: %s\n", strings.Join(fs.Args(), " "))
 		return 2
+	}
+	if *record {
+		if *recordSeeds < 1 {
+			fmt.Fprintln(stderr, "zkfuzz: -seeds must be positive")
+			return 2
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+		defer stop()
+		if err := trackRecord(ctx, *recordSeeds, *recordOnly, stdout, stderr); err != nil {
+			fmt.Fprintf(stderr, "zkfuzz: %v\n", err)
+			return 1
+		}
+		return 0
 	}
 	all := lockers()
 	if *list {
@@ -214,6 +234,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if *shard != "" {
 		replay += " -shard=" + *shard
 	}
+	if report.Tokenless != "" {
+		fmt.Fprintf(stdout, "note: %s hands out no fencing token, so it cannot refuse a write from a holder whose session ended (reported once; the campaign went on): %s\n", l.name, report.Tokenless)
+	}
 	if len(report.Findings) == 0 {
 		verdict := "no finding"
 		if report.Stopped {
@@ -228,8 +251,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if real {
 		shrunk = "on the real ensemble, not shrunk"
 	}
-	fmt.Fprintf(stdout, "%s: %s found after %d cases (%v, seed %d); %s:\n", l.name, f.Detector, report.Cases, report.Elapsed.Round(time.Millisecond), report.Seed, shrunk)
+	took := fmt.Sprintf("in %v; %v with shrinking", report.Searched.Round(time.Millisecond), report.Elapsed.Round(time.Millisecond))
+	if real {
+		took = report.Elapsed.Round(time.Millisecond).String()
+	}
+	fmt.Fprintf(stdout, "%s: %s found after %d cases (%s, seed %d); %s:\n", l.name, f.Detector, report.Cases, took, report.Seed, shrunk)
 	printFaults(stdout, report.Faults)
+	if b := l.known; b != nil {
+		fmt.Fprintf(stdout, "\n%s, %q: %s\nthe schedule: %s\nwhat users see: %s\nupstream: %s\n", b.Name, b.Title, b.Mechanism, b.Schedule, b.Symptom, b.Fixed)
+	}
 	fmt.Fprintln(stdout)
 	fmt.Fprintln(stdout, f.String())
 	if report.FailFile != "" {

@@ -97,6 +97,26 @@ func TestCampaign(t *testing.T) {
 	}
 }
 
+// TestTrackRecord runs the track record of one known bug for two seeds:
+// a table with the bug's row, found in both, and nothing else on stdout.
+func TestTrackRecord(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the command and runs campaigns")
+	}
+	zkfuzz := buildZkfuzz(t)
+	out, code := zkfuzz("-track-record", "-seeds=2", "-only=kazoo#490")
+	if code != 0 {
+		t.Fatalf("exited %d:\n%s", code, out)
+	}
+	row := regexp.MustCompile(`(?m)^\| python-zk/kazoo#490 \| Lock \| leak \| 2 of 2 seeds \| [0-9.]+ / [0-9]+ \| [0-9.hm]+[µm]?s / [0-9.hm]+[µm]?s \|$`)
+	if !row.MatchString(out) || !strings.Contains(out, "| upstream | recipe | found by |") {
+		t.Errorf("no table with the bug's row:\n%s", out)
+	}
+	if out, code := zkfuzz("-track-record", "-seeds=0"); code != 2 {
+		t.Errorf("-seeds=0 exited %d, want 2:\n%s", code, out)
+	}
+}
+
 // TestShards runs a campaign whole and in two shards: the shards run the
 // whole campaign's cases between them, so the first failing case of the
 // whole is the first of the two shards' first failing cases.
