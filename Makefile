@@ -1,13 +1,14 @@
 # Two tiers of tests, both in fake mode (ZK_SERVERS unset, so the
 # real-ensemble tests skip):
 #   make test        the fast tier: gofmt, go vet and every package's tests
-#                    with -race, in about a minute and a quarter (71 s from a
-#                    fresh clone, 2026-12-02). Every detector and every
+#                    with -race, in about a minute and a quarter (73 s from a
+#                    fresh clone, 2026-12-03). Every detector and every
 #                    built-in mutant is exercised, with fixed seeds.
 #   make test-long   the long tier (-tags long): the same tests repeated over
 #                    more seeds and every mutant, the mutant table over 20
-#                    seeds, 4,000 cases of each recipe; about four minutes
-#                    (239 s, 2026-12-02).
+#                    seeds, every known bug of the catalogue over 20 seeds,
+#                    4,000 cases of each recipe; about five and a half
+#                    minutes (the fuzz package's 328 s, 2026-12-03).
 # `make test-ensemble` runs the fast tier's tests against a 3-node ZooKeeper
 # ensemble on 127.0.0.1 (see .ci/ensemble).
 
