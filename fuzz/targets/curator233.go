@@ -29,7 +29,7 @@ func curator233() KnownBug {
 			"A member whose node sorts last watches its own node, deletes it, wakes on that deletion, finds the other member's node alone, and returns from leave while the other member has not left.",
 		Schedule:  "no fault: two members enter, and both call leave; the one whose node's UUID sorts last returns at once",
 		Symptom:   "leave returns, saying all members have left, while another member is still in the barrier",
-		Fixed:     "not fixed: CURATOR-233 was closed in 2022 as a duplicate of CURATOR-536, whose fix (Curator 4.2.1) made leave give up when its time runs out; its proposed fix, apache/curator#99, said leave \"would sometimes return true, even though not all clients had left the barrier\", and was closed unmerged. DistributedDoubleBarrier has the same loop today",
+		Fixed:     "not fixed: CURATOR-233 was closed in 2022 as a duplicate of CURATOR-536, whose fix (Curator 4.3.0) made leave give up when its time runs out; its proposed fix, apache/curator#99, said leave \"would sometimes return true, even though not all clients had left the barrier\", and was closed unmerged. DistributedDoubleBarrier has the same loop today",
 		Detectors: []fuzz.Detector{fuzz.Model},
 		Target:    DoubleBarrier(newCuratorDoubleBarrier),
 		// The double barrier's leave protocol wakes every member still

@@ -13,7 +13,7 @@ import (
 
 // CURATOR-258: Curator's PersistentEphemeralNode (curator-recipes,
 // nodes/PersistentEphemeralNode.java, Curator 2.9.0, before commit
-// cdb3a803 of 2.10.0), ported in its EPHEMERAL mode, the node a group
+// cdb3a803 of 2.9.1), ported in its EPHEMERAL mode, the node a group
 // member keeps while it runs.
 
 func curator258() KnownBug {
@@ -25,7 +25,7 @@ func curator258() KnownBug {
 			"A member restarted before its old session expired finds its node still there, sets its data on it, and hears its own NodeDataChanged: the watch is spent, and when the old session expires and the node goes, nothing recreates it.",
 		Schedule:  "a member's process crashes and restarts with a new session before the old session expires (a restart quicker than the session timeout); the old session then expires",
 		Symptom:   "a running member is missing from the group for good, though its PersistentEphemeralNode is started and connected",
-		Fixed:     "fixed in Curator 2.10.0 (commit cdb3a803, merged 2015-10-11): the watcher sets its watch again on NodeDataChanged",
+		Fixed:     "fixed in Curator 2.9.1 (commit cdb3a803, merged 2015-10-11): the watcher sets its watch again on NodeDataChanged",
 		Detectors: []fuzz.Detector{fuzz.StateReport},
 		Mark:      "has been gone for",
 		Target:    GroupMembership(newCuratorPEN),

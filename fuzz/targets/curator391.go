@@ -16,7 +16,7 @@ import (
 
 // CURATOR-391: Curator's PathChildrenCache (curator-recipes,
 // cache/PathChildrenCache.java, Curator 2.11.1, before the merge of
-// 26720494 in 2.12.0), ported for its NORMAL start with data cached: the
+// 26720494 in 4.0.0), ported for its NORMAL start with data cached: the
 // refresh, the data and children watchers, the operations' executor and
 // applyNewData.
 
@@ -29,7 +29,7 @@ func curator391() KnownBug {
 			"A child deleted and made again while the cache is disconnected comes back at version 0, as it was: after the reconnection the cache reads the new data and keeps it, but tells its listeners nothing.",
 		Schedule:  "the cache's client is cut off while another client deletes a child and creates it again with new data; the cut heals and the session resumes",
 		Symptom:   "a listener's copy of the directory keeps the old data for good, while the cache itself has the new",
-		Fixed:     "fixed in Curator 2.12.0 and 3.3.0 (merge 26720494, 2017): a change is told by the node's mzxid (and data), not its version",
+		Fixed:     "fixed in Curator 4.0.0 (merge 26720494, March 2017): a change is told by the node's mzxid, not its version",
 		Detectors: []fuzz.Detector{fuzz.Convergence},
 		Mark:      "the listener was told",
 		Target:    ChildrenCache(newCuratorChildrenCache),
