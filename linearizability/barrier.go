@@ -127,6 +127,17 @@ var barrierModel = porcupine.Model{
 		x, y := a.(barrierState), b.(barrierState)
 		return x.opened == y.opened && slices.Equal(x.arrived, y.arrived) && slices.Equal(x.gone, y.gone)
 	},
+	Hash: func(state any) uint64 {
+		s := state.(barrierState)
+		h := newHasher().bool(s.opened).int(int64(len(s.arrived)))
+		for _, a := range s.arrived {
+			h = h.int(a)
+		}
+		for _, g := range s.gone {
+			h = h.int(g)
+		}
+		return uint64(h)
+	},
 	DescribeOperation: func(input, _ any) string { return fmt.Sprint(input) },
 	DescribeState: func(state any) string {
 		s := state.(barrierState)

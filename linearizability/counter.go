@@ -50,6 +50,7 @@ var counterModel = porcupine.Model{
 	Partition: partitionByInput(func(in CounterInput) string { return in.Counter }),
 	Init:      func() any { return int64(0) },
 	Step:      counterStep,
+	Hash:      func(state any) uint64 { return uint64(newHasher().int(state.(int64))) },
 	DescribeOperation: func(input, output any) string {
 		if out, ok := output.(CounterOutput); ok {
 			return fmt.Sprintf("%v → %d", input, out.Value)

@@ -63,6 +63,13 @@ var queueModel = porcupine.Model{
 	Init:      func() any { return []string(nil) },
 	Step:      queueStep,
 	Equal:     func(a, b any) bool { return slices.Equal(a.([]string), b.([]string)) },
+	Hash: func(state any) uint64 {
+		h := newHasher()
+		for _, item := range state.([]string) {
+			h = h.string(item)
+		}
+		return uint64(h)
+	},
 	DescribeOperation: func(input, output any) string {
 		switch out, ok := output.(QueueOutput); {
 		case ok && out.Empty:

@@ -47,6 +47,7 @@ var registerModel = porcupine.Model{
 	Partition: partitionByInput(func(in RegisterInput) string { return in.Register }),
 	Init:      func() any { return "" },
 	Step:      registerStep,
+	Hash:      func(state any) uint64 { return uint64(newHasher().string(state.(string))) },
 	DescribeOperation: func(input, output any) string {
 		if out, ok := output.(RegisterOutput); ok {
 			return fmt.Sprintf("%v → %q", input, out.Value)
