@@ -4,5 +4,5 @@ package targets
 // lock, the election, the read/write lock and the semaphore: a data
 // watch and a queue, one file each.
 func kazooBeyondBugs() []KnownBug {
-	return []KnownBug{kazoo58(), kazoo177()}
+	return []KnownBug{kazoo58(), kazoo177(), kazoo359()}
 }

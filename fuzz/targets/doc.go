@@ -109,6 +109,11 @@
 //     after a lost request takes the second while the first stays in the
 //     queue (model, lost requests alone). Fixed before the merge
 //     (b1462ef): no release had it.
+//   - python-zk/kazoo#359: kazoo 2.0's Queue (kazoo359.go, on
+//     kazoo177.go's port), described to the [SharedQueue] target, two
+//     consumers: a consumer whose head another took keeps its listing
+//     across its retry, and asks for the gone node again and again, its
+//     backoff growing (polling, no fault drawn).
 //   - shayhatsor/zookeeper#26: ZooKeeper's WriteLock since the fix of
 //     ZOOKEEPER-2931 (writelock26.go, zookeeper2931.go's port with the
 //     sequence number compared first) still returns from lock() without

@@ -72,7 +72,15 @@ type NewFIFOQueue func(client fuzz.Client, path string) FIFOQueue
 // the order of the puts; a put or a get that failed has an unknown outcome
 // (a get may have deleted the head). With one consumer, an item taken out
 // of order cannot hide behind another consumer's take that overlaps it.
-func PlainQueue(newQueue NewFIFOQueue) fuzz.Target {
+func PlainQueue(newQueue NewFIFOQueue) fuzz.Target { return fifoQueue(newQueue, 1) }
+
+// SharedQueue is PlainQueue with two consumers, clients 0 and 1, which
+// compete for the head.
+func SharedQueue(newQueue NewFIFOQueue) fuzz.Target { return fifoQueue(newQueue, 2) }
+
+// fifoQueue is the Recipe of a FIFO queue whose first consumers clients
+// consume and the others produce.
+func fifoQueue(newQueue NewFIFOQueue, consumers int) fuzz.Target {
 	return fuzz.Recipe[*fifoClient]{
 		Name: "queue",
 		Path: "/queues/plain",
@@ -80,8 +88,8 @@ func PlainQueue(newQueue NewFIFOQueue) fuzz.Target {
 			return &fifoClient{q: newQueue(client, dir), dir: dir, n: client.N}
 		},
 		Ops: []fuzz.Op[*fifoClient]{
-			{Name: "Put", Enabled: func(c *fifoClient) bool { return c.n != 0 }, Call: (*fifoClient).put},
-			{Name: "Get", Enabled: func(c *fifoClient) bool { return c.n == 0 }, Call: (*fifoClient).get},
+			{Name: "Put", Enabled: func(c *fifoClient) bool { return c.n >= consumers }, Call: (*fifoClient).put},
+			{Name: "Get", Enabled: func(c *fifoClient) bool { return c.n < consumers }, Call: (*fifoClient).get},
 		},
 		Model: linearizability.QueueModel(),
 	}
