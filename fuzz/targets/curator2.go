@@ -308,50 +308,26 @@ func curator2UUID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// curator2Monitor is a Java object's monitor: synchronized blocks hold
-// lock (a channel, so that a goroutine waiting for it is durably blocked
-// in a synctest bubble), and wait/notifyAll share a generation channel
-// guarded by the monitor. A watcher's notifyFromWatcher is synchronized:
-// it takes the monitor, so it cannot slip between a waiter's last read
-// and its wait.
-type curator2Monitor struct {
-	lock chan struct{}
-	gen  chan struct{}
-}
+// curator2Monitor is a Java object's monitor (monitor.go) as
+// LockInternals uses it: a watcher's notifyAll is synchronized, so it
+// takes the monitor, and cannot slip between a waiter's last read and its
+// wait; an interrupted wait throws InterruptedException.
+type curator2Monitor struct{ *monitor }
 
-func newCurator2Monitor() *curator2Monitor { return &curator2Monitor{lock: make(chan struct{}, 1)} }
-
-func (m *curator2Monitor) enter() { m.lock <- struct{}{} }
-func (m *curator2Monitor) exit()  { <-m.lock }
+func newCurator2Monitor() *curator2Monitor { return &curator2Monitor{newMonitor()} }
 
 // notifyAll is a synchronized notifyAll().
 func (m *curator2Monitor) notifyAll() {
 	m.enter()
 	defer m.exit()
-	if m.gen != nil {
-		close(m.gen)
-		m.gen = nil
-	}
+	m.monitor.notifyAll()
 }
 
 // wait is Object.wait(timeout), 0 for no timeout, called holding the
 // monitor: it lets the monitor go until notifyAll, the timeout or an
 // interrupt, and takes it again.
 func (m *curator2Monitor) wait(ctx context.Context, timeout time.Duration) error {
-	if m.gen == nil {
-		m.gen = make(chan struct{})
-	}
-	gen := m.gen
-	m.exit()
-	defer m.enter()
-	var timer <-chan time.Time
-	if timeout > 0 {
-		timer = time.After(timeout)
-	}
-	select {
-	case <-gen:
-	case <-timer:
-	case <-ctx.Done():
+	if err := m.monitor.wait(ctx, timeout); err != nil {
 		return errCurator2Interrupted
 	}
 	return nil
