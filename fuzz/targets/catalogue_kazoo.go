@@ -541,6 +541,12 @@ const kazooPoll = 100 * time.Millisecond
 // Wait is Event.wait(timeout), timeout 0 meaning None; it returns
 // whether the event is set.
 func (e *kazooEvent) Wait(c *kazooClient, timeout time.Duration) bool {
+	return e.WaitContext(context.Background(), c, timeout)
+}
+
+// WaitContext is Wait in a thread that ctx stops, as a process stops its
+// consumer thread: it returns, the event unset, once ctx is done.
+func (e *kazooEvent) WaitContext(ctx context.Context, c *kazooClient, timeout time.Duration) bool {
 	e.mu.Lock()
 	ch := e.ch
 	e.mu.Unlock()
@@ -557,6 +563,8 @@ func (e *kazooEvent) Wait(c *kazooClient, timeout time.Duration) bool {
 		case <-ch:
 			return true
 		case <-expire:
+			return e.IsSet()
+		case <-ctx.Done():
 			return e.IsSet()
 		case <-tick.C:
 			if c.pollClosed() {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zksim/zksim/fuzz"
@@ -199,7 +198,7 @@ func (q *kazooLockingQueue) innerGet(ctx context.Context) ([]byte, error) {
 		}
 	}
 	checkForUpdates(nil)
-	waitOrDone(ctx, flag, q.client)
+	flag.WaitContext(ctx, q.client, 0)
 	lock <- struct{}{}
 	defer func() { <-lock }()
 	canceled = true
@@ -211,28 +210,6 @@ func (q *kazooLockingQueue) innerGet(ctx context.Context) ([]byte, error) {
 		return nil, ctx.Err()
 	}
 	return nil, errors.New("kazoo: LockingQueue.get timed out")
-}
-
-// waitOrDone is flag.wait(None) for a thread that ctx stops: it watches
-// the connection meanwhile, as kazooEvent.Wait does.
-func waitOrDone(ctx context.Context, flag *kazooEvent, client *kazooClient) {
-	flag.mu.Lock()
-	ch := flag.ch
-	flag.mu.Unlock()
-	tick := time.NewTicker(kazooPoll)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ch:
-			return
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-			if !client.pollClosed() {
-				client.observe(false)
-			}
-		}
-	}
 }
 
 // filterLocked is _filter_locked: the entries, sorted, but those taken.
