@@ -169,14 +169,17 @@ func (q *kazooQueue177) Put(value []byte) error {
 }
 
 // Get is get(): _inner_get under client.retry.
-func (q *kazooQueue177) Get() ([]byte, bool, error) {
+func (q *kazooQueue177) Get() ([]byte, bool, error) { return q.get(q.innerGet) }
+
+// get is Queue.get with innerGet for its version's _inner_get.
+func (q *kazooQueue177) get(innerGet func() ([]byte, bool, error)) ([]byte, bool, error) {
 	if err := q.ensurePaths(); err != nil {
 		return nil, false, err
 	}
 	var data []byte
 	var ok bool
 	err := commandRetry(q.client).call(func() (err error) {
-		data, ok, err = q.innerGet()
+		data, ok, err = innerGet()
 		return err
 	})
 	return data, ok, err

@@ -40,19 +40,8 @@ func newKazooQueue22(client fuzz.Client, p string) FIFOQueue {
 	return kazooQueue22{newKazooQueue177(client, p).(*kazooQueue177)}
 }
 
-// Get is get(): _inner_get under client.retry.
-func (q kazooQueue22) Get() ([]byte, bool, error) {
-	if err := q.ensurePaths(); err != nil {
-		return nil, false, err
-	}
-	var data []byte
-	var ok bool
-	err := commandRetry(q.client).call(func() (err error) {
-		data, ok, err = q.innerGet()
-		return err
-	})
-	return data, ok, err
-}
+// Get is get(): kazoo 2.0's _inner_get under client.retry.
+func (q kazooQueue22) Get() ([]byte, bool, error) { return q.get(q.innerGet) }
 
 // innerGet is _inner_get of kazoo 2.0: the child is popped only once it
 // is read and deleted, and a NoNode keeps the listing.
