@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -104,26 +105,23 @@ func writeTrackRecord(w io.Writer, records []bugRecord, seeds int) {
 	}
 }
 
+// middle returns the two middle values of xs, sorted (the same one twice
+// for an odd count): their mean is the median.
+func middle[T cmp.Ordered](xs []T) (lo, hi T) {
+	s := slices.Sorted(slices.Values(xs))
+	return s[(len(s)-1)/2], s[len(s)/2]
+}
+
 // median is the median of the counts, halves shown.
 func median(xs []int) string {
-	s := slices.Sorted(slices.Values(xs))
-	n := len(s)
-	if n%2 == 1 {
-		return fmt.Sprint(s[n/2])
+	lo, hi := middle(xs)
+	if (lo+hi)%2 == 0 {
+		return fmt.Sprint((lo + hi) / 2)
 	}
-	if sum := s[n/2-1] + s[n/2]; sum%2 == 0 {
-		return fmt.Sprint(sum / 2)
-	} else {
-		return fmt.Sprintf("%d.5", sum/2)
-	}
+	return fmt.Sprintf("%d.5", (lo+hi)/2)
 }
 
 func medianDuration(ds []time.Duration) string {
-	s := slices.Sorted(slices.Values(ds))
-	n := len(s)
-	m := s[n/2]
-	if n%2 == 0 {
-		m = (s[n/2-1] + s[n/2]) / 2
-	}
-	return m.Round(time.Millisecond).String()
+	lo, hi := middle(ds)
+	return ((lo + hi) / 2).Round(time.Millisecond).String()
 }
