@@ -49,6 +49,16 @@ func (c *Conn) State() zk.State { return zk.State(c.state.Load()) }
 // next session.
 func (c *Conn) SessionID() int64 { return c.sessionID.Load() }
 
+// SessionTimeout returns the session timeout the server granted the
+// Conn's last session: what Curator calls the last negotiated session
+// timeout, and kazoo the client's session timeout. (go-zookeeper keeps
+// it unexported.)
+func (c *Conn) SessionTimeout() time.Duration {
+	c.srv.mu.Lock()
+	defer c.srv.mu.Unlock()
+	return c.timeout
+}
+
 // Server returns the address of the server the client is connected to.
 func (c *Conn) Server() string { return c.srv.cfg.addr }
 

@@ -2,6 +2,8 @@ package zkfake
 
 import (
 	"strings"
+
+	"github.com/go-zookeeper/zk"
 )
 
 // Partition cuts the client off from the server, both ways. Nothing is
@@ -90,6 +92,50 @@ func (c *Conn) Crash() {
 	defer s.mu.Unlock()
 	s.log.add(Record{Kind: RecordFault, Session: c.session, Op: "crash"})
 	c.crash()
+}
+
+// AbandonSession makes the client give up its session on its own, as
+// Curator does once its connection has been down for longer than the
+// session timeout by its own clock (ConnectionState's reset, and
+// ConnectionStateManager's injected session expiration): it closes its
+// ZooKeeper handle, whose close cannot reach the server, and opens a new
+// one. The client reports StateExpired, ends its watches with
+// zk.ErrSessionExpired and opens a new session as soon as it reaches a
+// member, while the server, told nothing, keeps the old session, its
+// ephemeral nodes and their owner, until it expires it: for a full timeout
+// after the client was last heard, or after a lost quorum came back. That
+// window is where another session of the same process sees the old
+// session's nodes, which are about to go. It reports whether the Conn had
+// a session to give up (not a paused, crashed or closed one).
+func (c *Conn) AbandonSession() bool {
+	s := c.srv
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c.session == 0 || c.paused || c.link == linkCrashed || c.link == linkClosed {
+		return false
+	}
+	if c.link == linkUp || c.link == linkCut {
+		// The handle's connection goes with it (a cut the client had not
+		// noticed yet, too).
+		c.stopTimers()
+		c.dropLink()
+	}
+	old := c.session
+	if s.conns[old] == c {
+		// The server keeps the session, with no connection to tell.
+		s.armExpiry(old, c.timeout)
+		delete(s.conns, old)
+	}
+	s.log.add(Record{Kind: RecordSession, Session: old, Zxid: s.st.zxid, Op: "abandonSession"})
+	c.session = 0
+	c.sessionID.Store(0)
+	c.sendEvent(sessionEvent(zk.StateExpired, s.cfg.addr))
+	c.invalidateWatches(zk.ErrSessionExpired)
+	if !c.noRenew {
+		c.reconnect()
+	}
+	c.wake()
+	return true
 }
 
 // ReplyLoss chooses requests to lose. A lost request or reply looks the
