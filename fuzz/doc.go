@@ -253,6 +253,18 @@
 // session is lost listens there, rather than polling State), and the
 // client's number.
 //
+// In process, the Conn a client is given has two methods beyond
+// *zk.Conn's, for code whose library, unlike go-zookeeper, counts the
+// session timeout on its own clock and gives its session up when the
+// connection has been down for that long, as Curator does:
+// SessionTimeout() time.Duration, the timeout the server granted, and
+// AbandonSession() bool, which gives the session up on the client's side
+// alone: the Conn opens a new session while the server keeps the old one,
+// and its ephemeral nodes, until it expires it, and the story tells it.
+// Code asks its Conn for them (conn.(interface{ AbandonSession() bool }));
+// over real clients they are not there. CURATOR-604 in the catalogue is
+// found through them.
+//
 // # Real clients
 //
 // Code that takes a *zk.Conn itself, as go-zookeeper's zk.Lock and most Go

@@ -274,6 +274,33 @@ func (g *gatedConn) after(req zktest.Request, before any, reply zktest.Reply) {
 // on their own when their Conn is closed. The leash ends those that do not.
 func (g *gatedConn) local(method string) { g.leash.outside(method, g.inc.isDead()) }
 
+// AbandonSession gives up the process's session on the client's side
+// alone, for code that does so by its own clock, as Curator does once its
+// connection has been down for longer than the session timeout: the Conn
+// opens a new session, while the server keeps the old one, and its
+// ephemeral nodes, until it expires it (zkfake.Conn.AbandonSession). The
+// story tells it. Code reaches it by asking its Conn for the method
+// (conn.(interface{ AbandonSession() bool })); it reports false when the
+// process has no session to give up, and over real clients, whose
+// go-zookeeper Conn cannot.
+func (g *gatedConn) AbandonSession() bool {
+	g.local("AbandonSession")
+	a, ok := g.conn.(interface{ AbandonSession() bool })
+	return ok && !g.inc.isDead() && a.AbandonSession()
+}
+
+// SessionTimeout is the timeout the server granted the process's last
+// session (zkfake.Conn.SessionTimeout), for code that counts it on its own
+// clock, as Curator does before it gives up a session; 0 over real
+// clients, whose go-zookeeper Conn does not tell it.
+func (g *gatedConn) SessionTimeout() time.Duration {
+	g.local("SessionTimeout")
+	if t, ok := g.conn.(interface{ SessionTimeout() time.Duration }); ok {
+		return t.SessionTimeout()
+	}
+	return 0
+}
+
 // describeReply renders what a call returned for the story.
 func describeReply(req zktest.Request, reply zktest.Reply) string {
 	switch req.Op {

@@ -147,6 +147,8 @@ func (h *harness) describeRecord(r zkfake.Record, stepIndex int) string {
 			return fmt.Sprintf("%s reconnects; session %#x carries on", h.client(r.Session), r.Session)
 		case "expired":
 			return fmt.Sprintf("%s learns that its session %#x has expired", h.client(r.Session), r.Session)
+		case "abandonSession":
+			return fmt.Sprintf("%s gives up its session %#x by its own clock and opens a new one; the server, told nothing, keeps the old session and its nodes until it expires it", h.client(r.Session), r.Session)
 		}
 	case zkfake.RecordFault:
 		switch r.Result {
