@@ -26,11 +26,11 @@ import (
 // and InterProcessMutex with its LockInternals and
 // StandardLockInternalsDriver (curator-recipes). Left out: namespaces,
 // compression, ACL providers, background operations other than the
-// guaranteed delete, revocation, and Curator's reset of a connection that
+// guaranteed delete, and revocation. Curator's reset of a connection that
 // stays down for longer than both its timeouts (ConnectionState.
-// checkTimeouts opens a new ZooKeeper handle, a new session while the old
-// one may live: a process here has one Conn, whose sessions follow each
-// other).
+// checkTimeouts closes its ZooKeeper handle and opens a new one, a new
+// session while the server keeps the old) is the Conn's AbandonSession,
+// which the harness's in-process Conn has.
 //
 // Java's exceptions are Go errors: go-zookeeper's connection loss
 // (zk.ErrConnectionClosed, zk.ErrNoServer) for ConnectionLossException,
@@ -45,6 +45,10 @@ const (
 	// connection timeout, how long each try of the retry loop waits for
 	// the connection (CuratorZookeeperClient.internalBlockUntilConnectedOrTimedOut).
 	curator2ConnectionTimeout = 15 * time.Second
+	// curator2SessionTimeout is CuratorFrameworkFactory's default session
+	// timeout, the one ConnectionState.checkTimeouts counts (the one it
+	// asked for, not the one the server granted).
+	curator2SessionTimeout = 60 * time.Second
 	// curator2Retries and curator2RetrySleep are the retry policy,
 	// RetryNTimes(3, 1000): a policy Curator ships, with as many retries
 	// as the ExponentialBackoffRetry(1000, 3) of its documentation, but no
@@ -75,9 +79,28 @@ var errCurator2NotStarted = errors.New("java.lang.IllegalStateException: instanc
 // knows it was closed.
 type curator2Client struct {
 	conn zktest.Conn
+	// protectedSession is CURATOR-498's fix (4.2.0, ProtectedMode): a
+	// protected ephemeral create remembers its session, and ignores (and
+	// deletes in the background) a node its search finds once the
+	// session has changed.
+	protectedSession bool
+	// injectExpiry is ConnectionStateManager's simulated session
+	// expiration (3.0.0 on): once the connection has been down for the
+	// session timeout the server granted, the client gives its session
+	// up and opens a new one, instead of ConnectionState.checkTimeouts'
+	// reset after both timeouts (2.x).
+	injectExpiry bool
 
 	mu     sync.Mutex
 	closed bool // the Conn was closed (or the process died)
+	// downSince is when the client first saw its connection down, zero
+	// while it is up: ConnectionState's connectionStartMs, as the client
+	// sees it when it looks.
+	downSince time.Time
+	// watching counts the calls under way, for which the state manager's
+	// thread runs (watchSession).
+	watching  int
+	stopWatch chan struct{}
 }
 
 // curator2Poll is how often the client looks at its Conn's state while it
@@ -105,8 +128,46 @@ func (c *curator2Client) noteFailure(err error) {
 	}
 }
 
-// connected is CuratorZookeeperClient.isConnected.
-func (c *curator2Client) connected() bool { return c.conn.State() == zk.StateHasSession }
+// connected is CuratorZookeeperClient.isConnected, which notes when the
+// connection went down.
+func (c *curator2Client) connected() bool {
+	up := c.conn.State() == zk.StateHasSession
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case up:
+		c.downSince = time.Time{}
+	case c.downSince.IsZero():
+		c.downSince = time.Now()
+	}
+	return up
+}
+
+// checkTimeouts is ConnectionState.checkTimeouts, which getZooKeeper runs
+// before each try of an operation while the client is not connected: once
+// the connection has been down for longer than both the session and the
+// connection timeout, the client resets it, closing its ZooKeeper handle,
+// whose close cannot reach the server, and opening a new one: a new
+// session, while the server keeps the old one until it expires it.
+func (c *curator2Client) checkTimeouts() {
+	if c.injectExpiry || c.connected() {
+		return
+	}
+	c.mu.Lock()
+	elapsed := time.Since(c.downSince)
+	c.mu.Unlock()
+	if elapsed <= max(curator2SessionTimeout, curator2ConnectionTimeout) {
+		return
+	}
+	// log.warn("Connection attempt unsuccessful after %d (greater than
+	// max timeout of %d). Resetting connection and trying again with a
+	// new connection.")
+	if a, ok := c.conn.(interface{ AbandonSession() bool }); ok && a.AbandonSession() {
+		c.mu.Lock()
+		c.downSince = time.Now()
+		c.mu.Unlock()
+	}
+}
 
 // blockUntilConnectedOrTimedOut is
 // CuratorZookeeperClient.internalBlockUntilConnectedOrTimedOut: while not
@@ -121,6 +182,77 @@ func (c *curator2Client) blockUntilConnectedOrTimedOut(ctx context.Context) erro
 	return nil
 }
 
+// sessionAbandoner is the Conn of a process that can give up its
+// session on its own: the harness's, in process.
+type sessionAbandoner interface {
+	AbandonSession() bool
+	SessionTimeout() time.Duration
+}
+
+// watchSession runs ConnectionStateManager's check
+// (checkSessionExpiration) while a call is under way, and returns what
+// ends it: once the connection has been down (SUSPENDED) for the
+// negotiated session timeout, the client injects a session expiration,
+// giving its session up (CURATOR-405: the clock starts again after it).
+// Curator's thread checks also while no call is under way; the port's
+// lock, a fuzz.Locker, has no goroutine that lives as long as its process
+// to run it on, so it checks while an acquire or a release is under way.
+func (c *curator2Client) watchSession() (stop func()) {
+	a, ok := c.conn.(sessionAbandoner)
+	if !c.injectExpiry || !ok {
+		return func() {}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.watching++; c.watching == 1 {
+		c.stopWatch = make(chan struct{})
+		go c.checkSessionExpiration(a, c.stopWatch)
+	}
+	return func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.watching--; c.watching == 0 {
+			close(c.stopWatch)
+		}
+	}
+}
+
+// checkSessionExpiration is the state manager's loop until stop: it
+// looks every curator2Poll while connected and, while not, sleeps until
+// the session timeout would have passed (the event queue's poll).
+func (c *curator2Client) checkSessionExpiration(a sessionAbandoner, stop <-chan struct{}) {
+	next := curator2Poll
+	for {
+		select {
+		case <-stop:
+			return
+		case <-time.After(next):
+		}
+		next = curator2Poll
+		if c.connected() {
+			continue
+		}
+		c.mu.Lock()
+		elapsed := time.Since(c.downSince)
+		c.mu.Unlock()
+		timeout := a.SessionTimeout()
+		if timeout <= 0 {
+			continue
+		}
+		if elapsed < timeout {
+			next = max(curator2Poll, timeout-elapsed)
+			continue
+		}
+		// log.warn("Session timeout has elapsed while SUSPENDED.
+		// Injecting a session expiration.")
+		if a.AbandonSession() {
+			c.mu.Lock()
+			c.downSince = time.Now()
+			c.mu.Unlock()
+		}
+	}
+}
+
 // curator2ShouldRetry is RetryLoop.shouldRetry: connection loss, an
 // operation timeout, a moved or an expired session.
 func curator2ShouldRetry(err error) bool {
@@ -132,6 +264,7 @@ func curator2ShouldRetry(err error) bool {
 // after a sleep, until the policy's retries are spent. A closed client
 // fails at once.
 func (c *curator2Client) callWithRetry(ctx context.Context, op func() error) error {
+	defer c.watchSession()()
 	for retry := 0; ; retry++ {
 		if !c.started() {
 			return errCurator2NotStarted
@@ -139,6 +272,7 @@ func (c *curator2Client) callWithRetry(ctx context.Context, op func() error) err
 		if err := c.blockUntilConnectedOrTimedOut(ctx); err != nil {
 			return err
 		}
+		c.checkTimeouts()
 		err := op()
 		c.noteFailure(err)
 		if err == nil || !curator2ShouldRetry(err) || retry >= curator2Retries || !c.started() {
@@ -184,11 +318,15 @@ func (c *curator2Client) createProtectedEphemeralSequential(ctx context.Context,
 	adjusted := dir + "/" + curator2ProtectedPrefix + id + "-" + name
 	first := true
 	var created string
+	session := int64(0) // ProtectedMode.sessionId
 	err := c.callWithRetry(ctx, func() error {
 		if !first {
 			found, err := c.findProtectedNode(ctx, dir, id)
 			if err != nil {
 				return err
+			}
+			if c.protectedSession {
+				found = c.validateFoundNode(&session, found)
 			}
 			if found != "" {
 				created = found
@@ -196,6 +334,9 @@ func (c *curator2Client) createProtectedEphemeralSequential(ctx context.Context,
 			}
 		}
 		first = false
+		if c.protectedSession && session == 0 {
+			session = c.conn.SessionID() // ProtectedMode.checkSetSessionId
+		}
 		p, err := c.conn.Create(adjusted, data, zk.FlagEphemeral|zk.FlagSequence, zktest.OpenACL)
 		if errors.Is(err, zk.ErrNoNode) {
 			if err := c.mkdirs(dir); err != nil {
@@ -212,6 +353,21 @@ func (c *curator2Client) createProtectedEphemeralSequential(ctx context.Context,
 		go c.findAndDeleteProtectedNode(dir, id)
 	}
 	return created, err
+}
+
+// validateFoundNode is ProtectedMode.validateFoundNode (4.2.0): once the
+// session is not the one the create began in, a found node is its old
+// session's, about to go: it is deleted in the background (guaranteed)
+// and not taken.
+func (c *curator2Client) validateFoundNode(session *int64, found string) string {
+	if now := c.conn.SessionID(); *session != now {
+		if found != "" {
+			go c.deleteInBackground(found)
+			found = ""
+		}
+		*session = now
+	}
+	return found
 }
 
 // findProtectedNode is findProtectedNodeInForeground: the child of dir

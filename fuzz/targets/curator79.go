@@ -48,9 +48,9 @@ func curator79() KnownBug {
 		// The bug needs an interrupt and nothing else: a Cancel, or a
 		// drawn deadline, which every campaign draws. The other faults
 		// lead to InterProcessMutex's other orphans and double holds
-		// first (a protected create's retry on a lagging follower,
-		// CURATOR-498; a node of an expired session still listed,
-		// CURATOR-604), so they are left out. Past the int32 wrap the
+		// first (a protected create's retry that takes a node of the
+		// session Curator gave up, CURATOR-498; the same node listed by
+		// the lock loop, CURATOR-604), so they are left out. Past the int32 wrap the
 		// queue, sorted by the text after "lock-", is out of order (two
 		// holders), so the counter starts at zero; a child the lock did
 		// not make sorts into its queue, so none is drawn. A timed
@@ -188,6 +188,7 @@ func callWithRetry26(ctx context.Context, c *curator2Client, op func() error) er
 		if err := c.blockUntilConnectedOrTimedOut(ctx); err != nil {
 			return err
 		}
+		c.checkTimeouts()
 		err := op()
 		c.noteFailure(err)
 		if err == nil || !curator2ShouldRetry(err) || retry >= curator2Retries || !c.started() {
