@@ -7,5 +7,6 @@ func curatorBugs() []KnownBug {
 		curator335(),
 		curator79(),
 		curator107(),
+		curator604(),
 	}
 }

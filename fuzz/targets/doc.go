@@ -126,6 +126,16 @@
 //     with exists, which sets a creation watch on a node already gone;
 //     the watch stays for the session's life (leak of watches, no fault
 //     drawn).
+//   - CURATOR-604: Curator's InterProcessMutex from 4.2.0 on
+//     (curator604.go, curator2.go's port with ProtectedMode's session
+//     check and ConnectionStateManager's injected session expiration):
+//     after a quorum lost for longer than the session timeout, Curator
+//     gives its session up on its own (the harness's
+//     Conn.AbandonSession) while the server keeps it; the lock loop's
+//     listing, retried on the new session, finds the old session's
+//     node first and holds the lock on it, and when that session
+//     expires the next contender holds it too (mutual exclusion, quorum
+//     losses alone). Open upstream.
 //   - CURATOR-233: Curator's DistributedDoubleBarrier (curator233.go),
 //     described to the [DoubleBarrier] target: leave breaks out of its
 //     loop when one child remains, whoever it is, and returns while
@@ -148,10 +158,13 @@
 //     between its listing and its take keeps the taken node it made for
 //     nothing (leak, no fault drawn).
 //
-// Not in the catalogue, and why: CURATOR-604 and CURATOR-498 need a
-// client that drops its session while the server keeps it and opens a
-// new one (Curator's injected expiry), which a port handed one Conn
-// cannot do; CURATOR-653, CURATOR-620 and CURATOR-518 are races between
+// Not in the catalogue, and why: CURATOR-498 (a protected create's
+// retry takes the old session's node as its own) is in curator2.go's
+// port before 4.2.0, and the harness reaches it, but the same lock's loop
+// (CURATOR-604) reaches a double hold from the same schedule first, and
+// the story cannot tell which of the two took the old node; a port where
+// the create's path is the only one (LeaderLatch before 4.2.0) is not
+// written. CURATOR-653, CURATOR-620 and CURATOR-518 are races between
 // two of Curator's threads with no request between them, which a harness
 // that interleaves at requests and events cannot draw; CURATOR-460 needs
 // the negotiated session timeout, which go-zookeeper does not expose;
