@@ -24,7 +24,7 @@ func curator107() KnownBug {
 		Target: fuzz.Lock(func(conn zktest.Conn, dir string) fuzz.Locker {
 			m := newCurator2Mutex(newCurator2Client(conn), dir)
 			m.existsWatch = true
-			return &curator79Mutex{m: m}
+			return newCurator79Mutex(m)
 		}),
 		// The bug needs no fault; the lock's other bugs do (CURATOR-79's
 		// orphan, on an interrupt, shows as a node left, not a watch).

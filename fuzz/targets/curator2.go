@@ -676,3 +676,48 @@ func (m *curator2Mutex) deleteOurPath(ctx context.Context, path string) error {
 	}
 	return nil
 }
+
+// curatorMutex is InterProcessMutex as a fuzz.Locker: Lock is acquire(),
+// or acquire(time, MILLISECONDS) for a call with a deadline (its own
+// timeout curator2Margin before the deadline); the call's ctx done is
+// Thread.interrupt(), which its waits feel. Unlock is release(), which no
+// interrupt reaches here.
+type curatorMutex struct {
+	m *curator2Mutex
+	// acquire is InterProcessMutex.internalLock as the port's version had
+	// it.
+	acquire func(ctx context.Context, timed bool, wait time.Duration) (bool, error)
+}
+
+// newCuratorMutex makes the Locker of m, with acquire as the version's
+// internalLock (nil: curator2Mutex's own).
+func newCuratorMutex(m *curator2Mutex, acquire func(ctx context.Context, timed bool, wait time.Duration) (bool, error)) *curatorMutex {
+	if acquire == nil {
+		acquire = m.acquire
+	}
+	return &curatorMutex{m: m, acquire: acquire}
+}
+
+func (l *curatorMutex) Lock(ctx context.Context) error {
+	defer l.m.client.watchSession()()
+	wait := time.Duration(0)
+	d, timed := ctx.Deadline()
+	if timed {
+		wait = time.Until(d) - curator2Margin
+	}
+	ok, err := l.acquire(ctx, timed, wait)
+	switch {
+	case err != nil:
+		return err
+	case !ok && !timed:
+		return fmt.Errorf("java.io.IOException: Lost connection while trying to acquire lock: %s", l.m.basePath)
+	case !ok:
+		return fmt.Errorf("acquire(%v, MILLISECONDS) returned false: not acquired in time", wait.Milliseconds())
+	}
+	return nil
+}
+
+func (l *curatorMutex) Unlock() error {
+	defer l.m.client.watchSession()()
+	return l.m.release(context.Background())
+}

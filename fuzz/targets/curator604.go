@@ -1,10 +1,6 @@
 package targets
 
 import (
-	"context"
-	"fmt"
-	"time"
-
 	"github.com/zksim/zksim/fuzz"
 	"github.com/zksim/zksim/zkfake/zktest"
 )
@@ -31,7 +27,7 @@ func curator604() KnownBug {
 		Target: fuzz.Lock(func(conn zktest.Conn, dir string) fuzz.Locker {
 			c := newCurator2Client(conn)
 			c.protectedSession, c.injectExpiry = true, true
-			return &curatorMutex{m: newCurator2Mutex(c, dir)}
+			return newCuratorMutex(newCurator2Mutex(c, dir), nil)
 		}),
 		// The bug needs an outage long enough for Curator to give up its
 		// session while the server keeps it: a quorum lost for minutes,
@@ -46,35 +42,4 @@ func curator604() KnownBug {
 		Options: []fuzz.Option{fuzz.WithoutFaults(allFaultsBut(fuzz.QuorumLoss)...),
 			fuzz.WithoutSequenceWrap(), fuzz.WithoutForeignChildren(), fuzz.WithoutDetectors(fuzz.Herd)},
 	}
-}
-
-// curatorMutex is InterProcessMutex (curator2.go's) as a fuzz.Locker:
-// Lock is acquire(), or acquire(time, MILLISECONDS) for a call with a
-// deadline (its own timeout curator2Margin before the deadline); the
-// call's ctx done is Thread.interrupt(), which its waits feel.
-type curatorMutex struct{ m *curator2Mutex }
-
-func (l *curatorMutex) Lock(ctx context.Context) error {
-	defer l.m.client.watchSession()()
-	wait := time.Duration(0)
-	d, timed := ctx.Deadline()
-	if timed {
-		wait = time.Until(d) - curator2Margin
-	}
-	ok, err := l.m.acquire(ctx, timed, wait)
-	switch {
-	case err != nil:
-		return err
-	case !ok && !timed:
-		return fmt.Errorf("java.io.IOException: Lost connection while trying to acquire lock: %s", l.m.basePath)
-	case !ok:
-		return fmt.Errorf("acquire(%v, MILLISECONDS) returned false: not acquired in time", wait.Milliseconds())
-	}
-	return nil
-}
-
-// Unlock is release(), which no interrupt reaches here.
-func (l *curatorMutex) Unlock() error {
-	defer l.m.client.watchSession()()
-	return l.m.release(context.Background())
 }

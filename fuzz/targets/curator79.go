@@ -43,7 +43,7 @@ func curator79() KnownBug {
 		Detectors: []fuzz.Detector{fuzz.Liveness, fuzz.Leak},
 		Mark:      "(ClientCnxn.submitRequest)",
 		Target: fuzz.Lock(func(conn zktest.Conn, dir string) fuzz.Locker {
-			return &curator79Mutex{m: newCurator2Mutex(newCurator2Client(conn), dir)}
+			return newCurator79Mutex(newCurator2Mutex(newCurator2Client(conn), dir))
 		}),
 		// The bug needs an interrupt and nothing else: a Cancel, or a
 		// drawn deadline, which every campaign draws. The other faults
@@ -63,32 +63,14 @@ func curator79() KnownBug {
 	}
 }
 
-// curator79Mutex is InterProcessMutex 2.6.0 as a fuzz.Locker: Lock is
-// acquire(), or acquire(time, MILLISECONDS) for a call with a deadline
-// (its own timeout curator2Margin before the deadline); the call's ctx
-// done is Thread.interrupt(), which its waits feel.
+// curator79Mutex is InterProcessMutex 2.6.0's acquire, over curator2.go's
+// mutex.
 type curator79Mutex struct{ m *curator2Mutex }
 
-func (l *curator79Mutex) Lock(ctx context.Context) error {
-	wait := time.Duration(0)
-	d, timed := ctx.Deadline()
-	if timed {
-		wait = time.Until(d) - curator2Margin
-	}
-	ok, err := l.acquire(ctx, timed, wait)
-	switch {
-	case err != nil:
-		return err
-	case !ok && !timed:
-		return fmt.Errorf("java.io.IOException: Lost connection while trying to acquire lock: %s", l.m.basePath)
-	case !ok:
-		return fmt.Errorf("acquire(%v, MILLISECONDS) returned false: not acquired in time", wait.Milliseconds())
-	}
-	return nil
+// newCurator79Mutex is 2.6.0's InterProcessMutex as a fuzz.Locker.
+func newCurator79Mutex(m *curator2Mutex) fuzz.Locker {
+	return newCuratorMutex(m, (&curator79Mutex{m: m}).acquire)
 }
-
-// Unlock is release(), which no interrupt reaches here.
-func (l *curator79Mutex) Unlock() error { return l.m.release(context.Background()) }
 
 // acquire is InterProcessMutex.internalLock in 2.6.0.
 func (l *curator79Mutex) acquire(ctx context.Context, timed bool, wait time.Duration) (bool, error) {
