@@ -296,6 +296,7 @@ func (h *harness) apply(a action) {
 			next = "it finishes its call, makes one more, and ends"
 		}
 		h.begin(fmt.Sprintf("%s's process closes its Conn (session %#x); %s", s.name(), inc.conn.SessionID(), next))
+		inc.closeClient()
 		inc.closedConn.Store(true)
 		inc.conn.Close()
 		inc.closed, inc.closedStep = true, h.cur.index

@@ -79,7 +79,9 @@
 // deadline ([SharedHandle]: a deferred Unlock racing an explicit one), and
 // a process that closes its Conn — holding or not — makes its Unlock and
 // one more Lock, and ends: more than 20 requests on a closed Conn is a
-// liveness finding. A holder checks Lost() before it writes, where the lock
+// liveness finding (a handle whose library has a close of its own, a
+// [ClientCloser], is closed through it first, as a program closes kazoo's
+// or Curator's client). A holder checks Lost() before it writes, where the lock
 // has one, and every other client listens to its lock's changes of state
 // (recipe.WithStateListener). Watch events the server fires together reach
 // each locker one at a time, in a fixed order, so that the Go scheduler
