@@ -296,6 +296,16 @@ func (c *kazooClient) isClosed() bool {
 	return true
 }
 
+// stop is KazooClient.stop(), as the process calls it when it closes its
+// client (fuzz.ClientCloser): the client is closed from now on, and its
+// listeners hear LOST.
+func (c *kazooClient) stop() {
+	c.mu.Lock()
+	c.strikes = 2
+	c.mu.Unlock()
+	c.isClosed()
+}
+
 // pollClosed weighs a waiter's poll as request weighs a failure: a Conn
 // found StateDisconnected at two polls in a row was closed (a lost
 // connection moves on to StateConnecting at once).

@@ -57,6 +57,8 @@ type kazooLockUser struct {
 	// fresh makes a new Lock for every acquire, as a worker does that
 	// tries many locks in turn (kazoo#732's report); nil keeps one.
 	fresh func() *kazooLock
+	// client is the fresh locks' client (the kept lock's is its own).
+	client *kazooClient
 }
 
 func (u *kazooLockUser) Lock(ctx context.Context) error {
@@ -89,6 +91,15 @@ func (u *kazooLockUser) acquire(ctx context.Context, blocking bool) (bool, error
 func (u *kazooLockUser) Unlock() error {
 	_, err := u.lock.release()
 	return err
+}
+
+// CloseClient is the process's KazooClient.stop() (fuzz.ClientCloser).
+func (u *kazooLockUser) CloseClient() {
+	if u.client != nil {
+		u.client.stop()
+	} else if u.lock != nil {
+		u.lock.client.stop()
+	}
 }
 
 // kazooLockKind is what tells Lock, WriteLock and ReadLock apart: the

@@ -25,13 +25,13 @@ func kazoo732() KnownBug {
 		Mark:      "'s delete /locks/mutex/",
 		Target: fuzz.Lock(func(conn zktest.Conn, dir string) fuzz.Locker {
 			client := newKazooClient(conn, false)
-			return &kazooLockUser{fresh: func() *kazooLock { return newKazooLock(client, dir, kazooExclusive) }}
+			return &kazooLockUser{client: client, fresh: func() *kazooLock { return newKazooLock(client, dir, kazooExclusive) }}
 		}),
 		// The wrap trips #730, and a child that looks like a contender
 		// (a foreign "__lock__" name) blocks kazoo's Lock by design. A
-		// closed Conn answers with go-zookeeper's connection loss, which
-		// KazooRetry retries for ever, where kazoo's own closed client
-		// raises ConnectionClosedError; someone else's delete of a node
+		// process that closes its client (stop(), fuzz.ClientCloser)
+		// leads to the lock's other traits first: its release returns
+		// True though the node went with the session; someone else's delete of a node
 		// lets two clients hold (kazoo's Lock never checks its node while
 		// it holds). None of these is this bug. The herd rule is left
 		// out: an attempt that was cancelled, or timed out, leaves its

@@ -116,6 +116,14 @@ type semClient struct {
 	down    fuzz.StepDown
 }
 
+// CloseClient passes the process's close of its client on to the
+// semaphore's library, if it has one of its own (fuzz.ClientCloser).
+func (c *semClient) CloseClient() {
+	if cc, ok := c.sem.(fuzz.ClientCloser); ok {
+		cc.CloseClient()
+	}
+}
+
 func (c *semClient) free() bool    { return c.lease == nil }
 func (c *semClient) holding() bool { return c.lease != nil }
 
