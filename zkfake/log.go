@@ -16,7 +16,9 @@ const (
 	// took, also when it failed) or a read (with the server's zxid then).
 	RecordOp RecordKind = iota + 1
 	// RecordSession is a session's change: createSession, closeSession,
-	// expireSession, reconnect, expired (the client learning of its expiry).
+	// expireSession, reconnect, expired (the client learning of its
+	// expiry), abandonSession (the client giving it up on its own,
+	// Conn.AbandonSession).
 	RecordSession
 	// RecordWatch is a watch event delivered to a session.
 	RecordWatch
