@@ -19,26 +19,35 @@ func checkClientPath(path string, sequential bool) error {
 }
 
 // serverPathOK applies the server's own path check (ZooKeeper's
-// PathUtils.validatePath). It differs from the client's in one place: the
-// server sees the path as UTF-16, so a character outside the Basic
-// Multilingual Plane arrives as surrogates, which it refuses. clientChecked
-// says the path (or, for a sequential create, the path before its suffix of
-// digits) has passed checkClientPath already; then only that difference is
-// left to look for.
+// PathUtils.validatePath), which the server makes on a create, a setData,
+// a setACL and a multi's check. It refuses more than the client's: it sees
+// the path as UTF-16 and refuses U+D800 to U+F8FF, where go-zookeeper
+// refuses only U+F000 to U+F8FF, and U+FFF0 to U+FFFF, where go-zookeeper
+// lets U+FFFF through; so a private-use character from U+E000 to U+EFFF,
+// U+FFFF, and any character outside the Basic Multilingual Plane (which
+// arrives as surrogates) pass the client and are refused here.
+// clientChecked says the path (or, for a sequential create, the path
+// before its suffix of digits) has passed checkClientPath already; then
+// only those differences are left to look for.
 func serverPathOK(path string, clientChecked bool) bool {
 	if clientChecked {
-		return !hasSupplementary(path)
+		return !serverRefusesMore(path)
 	}
 	return validPath(path, false, true)
 }
 
-// hasSupplementary reports whether a path that passed checkClientPath holds
-// a character outside the Basic Multilingual Plane. Such a path is valid
-// UTF-8 — a byte that is not decodes to U+FFFD, which the check refuses —
-// so a first byte of 0xF0 or above is exactly such a character.
-func hasSupplementary(s string) bool {
+// serverRefusesMore reports whether a path that passed checkClientPath
+// holds a character the server refuses and the client does not. Such a
+// path is valid UTF-8 (a byte that is not decodes to U+FFFD, which the
+// client refuses), so the bytes tell: 0xEE leads U+E000 to U+EFFF and
+// nothing else, EF BF BF is U+FFFF, and a byte of 0xF0 or above leads a
+// character outside the Basic Multilingual Plane.
+func serverRefusesMore(s string) bool {
 	for i := 0; i < len(s); i++ {
-		if s[i] >= 0xf0 {
+		switch b := s[i]; {
+		case b == 0xee, b >= 0xf0:
+			return true
+		case b == 0xef && strings.HasPrefix(s[i+1:], "\xbf\xbf"):
 			return true
 		}
 	}
@@ -57,8 +66,7 @@ var plainPathByte = func() (plain [256]bool) {
 }()
 
 // validPath is the check behind checkClientPath and serverPathOK; server
-// adds the server's refusal of characters outside the Basic Multilingual
-// Plane.
+// adds what the server refuses beyond the client (serverPathOK).
 func validPath(path string, sequential, server bool) bool {
 	if path == "" || path[0] != '/' {
 		return false
@@ -91,7 +99,7 @@ func validPath(path string, sequential, server bool) bool {
 		switch {
 		case r >= 0x7f && r <= 0x9f, r >= 0xf000 && r <= 0xf8ff, r >= 0xfff0 && r < 0xffff:
 			return false
-		case server && r > 0xffff:
+		case server && (r >= 0xe000 && r < 0xf000 || r == 0xffff || r > 0xffff):
 			return false
 		}
 		i += width

@@ -31,7 +31,9 @@ func referencePathCheck(path string, sequential, server bool) bool {
 			switch {
 			case r < 0x20, r >= 0x7f && r <= 0x9f, r >= 0xf000 && r <= 0xf8ff, r >= 0xfff0 && r < 0xffff:
 				return false
-			case server && r > 0xffff:
+			case server && (r >= 0xd800 && r <= 0xf8ff || r >= 0xfff0):
+				// PathUtils.validatePath, over the path as UTF-16: a
+				// character past U+FFFF is two surrogates.
 				return false
 			}
 		}
@@ -43,7 +45,7 @@ func FuzzValidPath(f *testing.F) {
 	for _, p := range []string{
 		"/", "", "a", "/a", "/a/", "/a//b", "/a/./b", "/a/../b", "/.", "/..", "/...", "/a.", "/.a",
 		"/a/b/c", "/zksim-bench/fake-1-abc/set", "/\x00", "/a\x1fb", "/a\x7f", "/\u0085", "/\uf000",
-		"/\ufff0", "/\uffff", "/\U0001F600", "/\xff", "/\xf0", "/a\xf0\x9f", "/ü/ß", "/a/b.", "/a/..b",
+		"/\ufff0", "/\uffff", "/\U0001F600", "/\ue000", "/\uefff", "/a\ueeee/b", "/\xff", "/\xf0", "/a\xf0\x9f", "/ü/ß", "/a/b.", "/a/..b",
 	} {
 		f.Add(p, false)
 		f.Add(p, true)
