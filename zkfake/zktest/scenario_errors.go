@@ -15,6 +15,7 @@ var errorScenarios = []Scenario{
 	{"errors/not-empty", "deleting a node with children fails with NotEmpty; version is checked first", errorsNotEmpty},
 	{"errors/no-children-for-ephemerals", "ephemeral nodes cannot have children, whoever asks and with any flags", errorsNoChildrenForEphemerals},
 	{"errors/invalid-path", "go-zookeeper rejects malformed paths locally with ErrInvalidPath", errorsInvalidPath},
+	{"errors/server-refused-path", "paths go-zookeeper sends but the server refuses (PathUtils.validatePath): BadArguments on the writes that check them, NoNode elsewhere", errorsServerRefusedPath},
 	{"errors/invalid-flags", "go-zookeeper's own checks on create flags", errorsInvalidFlags},
 	{"errors/bad-ttl", "the server rejects TTLs outside 1ms..2^40-1ms with BadArguments", errorsBadTTL},
 	{"errors/special-nodes", "/, /zookeeper and its children cannot be deleted; other writes there are allowed", errorsSpecialNodes},
@@ -193,6 +194,55 @@ func errorsInvalidPath(t *testing.T, env Env) {
 	// A sequential create may end in "/" but not contain "//".
 	_, err := c.Create(base+"//", nil, zk.FlagSequence, OpenACL)
 	wantErr(t, "sequential Create of //", err, zk.ErrInvalidPath)
+}
+
+// errorsServerRefusedPath sends names whose characters go-zookeeper lets
+// through and ZooKeeper's PathUtils.validatePath refuses, seeing the path
+// as UTF-16: U+E000 to U+EFFF (it refuses U+D800 to U+F8FF, go-zookeeper
+// U+F000 to U+F8FF), U+FFFF, and a character outside the Basic
+// Multilingual Plane, which arrives as two surrogates. The server checks a
+// create's path (with its sequence number), a setData's, a setACL's and a
+// multi's check, and answers BadArguments; a delete and the reads do not
+// check, and find no node.
+func errorsServerRefusedPath(t *testing.T, env Env) {
+	c, _ := env.Connect(t, 4*time.Second)
+	base := env.Base()
+	create(t, c, base+"/dir", nil, 0)
+	for _, name := range []string{"private\ue000", "private\uefff", "a\ueeeez", "nonchar\uffff", "emoji\U0001F600"} {
+		p := base + "/dir/" + name
+		what := fmt.Sprintf("path %q", p)
+		_, err := c.Create(p, nil, 0, OpenACL)
+		wantErr(t, "Create "+what, err, zk.ErrBadArguments)
+		_, err = c.Create(p, nil, zk.FlagEphemeral|zk.FlagSequence, OpenACL)
+		wantErr(t, "sequential Create "+what, err, zk.ErrBadArguments)
+		_, err = c.CreateContainer(p, nil, zk.FlagContainer, OpenACL)
+		wantErr(t, "CreateContainer "+what, err, zk.ErrBadArguments)
+		_, err = c.CreateTTL(p, nil, zk.FlagTTL, OpenACL, time.Minute)
+		wantErr(t, "CreateTTL "+what, err, zk.ErrBadArguments)
+		_, err = c.Set(p, []byte("x"), -1)
+		wantErr(t, "Set "+what, err, zk.ErrBadArguments)
+		_, err = c.SetACL(p, OpenACL, -1)
+		wantErr(t, "SetACL "+what, err, zk.ErrBadArguments)
+		_, err = c.Multi(&zk.CreateRequest{Path: p, Acl: OpenACL})
+		wantErr(t, "Multi creating "+what, err, zk.ErrBadArguments)
+		_, err = c.Multi(&zk.CheckVersionRequest{Path: p, Version: -1})
+		wantErr(t, "Multi checking "+what, err, zk.ErrBadArguments)
+		wantErr(t, "Delete "+what, c.Delete(p, -1), zk.ErrNoNode)
+		_, _, err = c.Get(p)
+		wantErr(t, "Get "+what, err, zk.ErrNoNode)
+		ok, _, err := c.Exists(p)
+		wantErr(t, "Exists "+what, err, nil)
+		if ok {
+			t.Fatalf("Exists %s = true", what)
+		}
+		_, _, err = c.Children(p)
+		wantErr(t, "Children "+what, err, zk.ErrNoNode)
+		_, _, err = c.GetACL(p)
+		wantErr(t, "GetACL "+what, err, zk.ErrNoNode)
+	}
+	children, _, err := c.Children(base + "/dir")
+	wantErr(t, "Children of the directory", err, nil)
+	wantEqual(t, "children after every refused create", len(children), 0)
 }
 
 func errorsInvalidFlags(t *testing.T, env Env) {
