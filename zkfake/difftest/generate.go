@@ -178,11 +178,13 @@ func (g *generator) badPath() string {
 
 // unicodePath is a node whose name the client lets through: letters beyond
 // ASCII, a character outside the Basic Multilingual Plane (the server,
-// which reads paths as UTF-16, refuses its surrogates), characters at the
-// edges of the ranges the checks refuse, and spaces.
+// which reads paths as UTF-16, refuses its surrogates), the private-use
+// characters and U+FFFF that the server refuses and go-zookeeper does not,
+// characters at the edges of the ranges the checks refuse, and spaces.
 func (g *generator) unicodePath() string {
 	return pick(g, w(2, "a/é"), w(2, "a/日本"), w(2, "a/😀"), w(1, "a/\u00a0"), w(1, "a/\u00a0x"), w(1, "a/\uf900"),
-		w(1, "a/\ufffd"), w(1, "a/\u2028"), w(1, "a/ x "), w(1, "ü"), w(1, "a/x.y"), w(1, "a/..x"), w(1, "a/zookeeper"))
+		w(1, "a/\ufffd"), w(1, "a/\u2028"), w(1, "a/ x "), w(1, "ü"), w(1, "a/x.y"), w(1, "a/..x"), w(1, "a/zookeeper"),
+		w(1, "a/\ue000"), w(1, "a/x\uefff"), w(1, "a/\uffff"))
 }
 
 // bigData is data at and around the size limits: the server refuses a
