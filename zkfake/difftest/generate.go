@@ -243,8 +243,21 @@ func (g *generator) op() Op {
 	case Kind("special"):
 		return g.special(op.Session)
 	case Kind("unicode"):
-		op.Kind = pick(g, w(3, Create), w(1, Get), w(1, ExistsW), w(1, Delete), w(1, Children))
+		// Every request that takes a path, for the server checks some
+		// (a create, a setData, a setACL, a multi's create and check)
+		// and not the others.
+		op.Kind = pick(g, w(3, Create), w(1, Get), w(1, ExistsW), w(1, Delete), w(1, Children), w(1, Set), w(1, SetACL), w(1, Multi))
 		g.fill(&op)
+		if op.Kind == Multi {
+			sub := Op{Kind: pick(g, w(1, Create), w(1, Check)), Path: g.unicodePath()}
+			if sub.Kind == Create {
+				sub.Data, sub.ACL = g.data(), "open"
+			} else {
+				sub.Version = -1
+			}
+			op.Sub = append([]Op{sub}, op.Sub...)
+			return op
+		}
 		op.Path = g.unicodePath()
 		if op.Kind == Create {
 			op.Flags = pick(g, w(3, int32(zk.FlagPersistent)), w(1, int32(zk.FlagSequence)), w(1, int32(zk.FlagEphemeral)))
