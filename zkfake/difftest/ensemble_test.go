@@ -34,8 +34,10 @@ func TestAgainstEnsemble(t *testing.T) {
 	}
 	start := time.Now()
 	reported, known, runs, unverified := 0, map[string]int{}, 0, 0
+	var drawn difftest.Distribution
 	for i := range n {
 		seq := difftest.Generate(uint64(first+i), difftest.DefaultConfig())
+		drawn.Add(seq)
 		res, err := checker.Check(seq)
 		runs += res.Runs
 		if err != nil {
@@ -58,8 +60,8 @@ func TestAgainstEnsemble(t *testing.T) {
 	for desc, count := range known {
 		t.Logf("passed over a known divergence in %d sequences: %s", count, desc)
 	}
-	t.Logf("%d sequences from seed %d, %d runs on %v, in %v; %d left unverified by other clients' traffic",
-		n, first, runs, list, time.Since(start).Round(time.Millisecond), unverified)
+	t.Logf("%d sequences from seed %d, %d runs on %v, in %v; %d left unverified by other clients' traffic; what they drew:\n%s",
+		n, first, runs, list, time.Since(start).Round(time.Millisecond), unverified, drawn.String())
 	// A few sequences may be drowned by a busy shared server; more than
 	// that and this run has not checked what it claims to.
 	if unverified > n/50 {

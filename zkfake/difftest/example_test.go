@@ -61,3 +61,15 @@ func ExampleGenerate() {
 	// 3 s1 create b/x data=nil flags=persistent acl=open
 	// true true
 }
+
+// A Distribution shows what generated sequences draw: here, how many ops
+// of the first hundred seeds send a name that go-zookeeper lets through and
+// the server refuses, beside how many creates they make.
+func ExampleDistribution() {
+	var d difftest.Distribution
+	for seed := uint64(1); seed <= 100; seed++ {
+		d.Add(difftest.Generate(seed, difftest.DefaultConfig()))
+	}
+	fmt.Println(d.Count("path: refused by the server, sent by the client"), "of", d.Count("call: create"), "creates")
+	// Output: 5 of 465 creates
+}
