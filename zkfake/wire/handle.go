@@ -50,30 +50,23 @@ func (s *session) handle(cc *clientConn, req *request) bool {
 	)
 	switch req.op {
 	case jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL:
-		if stat2(req) {
-			// The node's stat comes with the create, from the same
-			// transaction, as in the server's Create2Response.
-			var path string
-			var stat *zk.Stat
-			path, stat, err = conn.Create2(req.path, req.data, req.flags, req.acl, ttlDuration(req.ttl))
-			req.tell(Reply{Path: path, Stat: stat})
-			body.String(path)
-			body.Stat(stat)
+		// The server takes the mode from the flags, whatever the op:
+		// a createContainer of a persistent node makes one, and so does
+		// a createTTL of one with no TTL; each answers with the node's
+		// stat, from the same transaction (Create2Response).
+		if err = createModeError(req); err != nil {
 			break
 		}
-		// A createContainer or createTTL whose flags name another mode: no
-		// client sends one; the fake's own calls refuse it as go-zookeeper
-		// does.
 		var path string
-		if req.op == jute.OpCreateContainer {
-			path, err = conn.CreateContainer(req.path, req.data, req.flags, req.acl)
-		} else {
-			path, err = conn.CreateTTL(req.path, req.data, req.flags, req.acl, ttlDuration(req.ttl))
-		}
-		req.tell(Reply{Path: path})
+		var stat *zk.Stat
+		path, stat, err = conn.Create2(req.path, req.data, req.flags, req.acl, ttlDuration(req.ttl))
+		req.tell(Reply{Path: path, Stat: stat})
 		body.String(path)
-		body.Stat(nil)
+		body.Stat(stat)
 	case jute.OpCreate:
+		if err = createModeError(req); err != nil {
+			break
+		}
 		var path string
 		path, err = conn.Create(req.path, req.data, req.flags, req.acl)
 		req.tell(Reply{Path: path})
@@ -304,18 +297,32 @@ func (s *session) multi(ops []any) (*jute.Writer, error) {
 	return body, nil
 }
 
-// stat2 reports whether a create request answered with a Create2Response
-// asks for what its op is for: any create2, a createContainer of a
-// container, a createTTL of a TTL node. Those the fake makes with Create2,
-// which returns the stat with the create.
-func stat2(req *request) bool {
-	switch req.op {
-	case jute.OpCreateContainer:
-		return req.flags == zk.FlagContainer
-	case jute.OpCreateTTL:
-		return req.flags == zk.FlagTTL || req.flags == zk.FlagPersistentSequentialWithTTL
+// createModeError is what the server answers a create request whose flags
+// or TTL it refuses, before it looks at the path (PrepRequestProcessor:
+// CreateMode.fromFlag, then EphemeralType.validateTTL, against the TTL a
+// createTTL carries and -1 for the other creates): BadArguments for flags
+// that name no mode, for a TTL mode without a TTL from 1 ms to 2^40-1 ms,
+// and for a TTL sent with another mode. nil if it takes them. (The fake's
+// own calls make go-zookeeper's checks of the flags instead, on the
+// client's side.)
+func createModeError(req *request) error {
+	ttl := int64(-1)
+	if req.op == jute.OpCreateTTL {
+		ttl = req.ttl
 	}
-	return true
+	switch req.flags {
+	case zk.FlagTTL, zk.FlagPersistentSequentialWithTTL:
+		if ttl <= 0 || ttl > 1<<40-1 {
+			return zk.ErrBadArguments
+		}
+	case zk.FlagPersistent, zk.FlagEphemeral, zk.FlagSequence, zk.FlagEphemeralSequential, zk.FlagContainer:
+		if ttl >= 0 {
+			return zk.ErrBadArguments
+		}
+	default:
+		return zk.ErrBadArguments
+	}
+	return nil
 }
 
 // ttlDuration turns a request's TTL in milliseconds into a Duration,
