@@ -1,7 +1,9 @@
 package wire
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -48,12 +50,17 @@ func (s *session) handle(cc *clientConn, req *request) bool {
 		// as a multiRead of writes does.
 		bodyOnError bool
 	)
+	if req.path == "" && rootAlias[req.op] {
+		// The server keeps the root under "" too (DataTree), and answers
+		// a read of "" as one of "/". (A watch it sets is set on "/".)
+		req.path = "/"
+	}
 	switch req.op {
 	case jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL:
-		// The server takes the mode from the flags, whatever the op:
-		// a createContainer of a persistent node makes one, and so does
-		// a createTTL of one with no TTL; each answers with the node's
-		// stat, from the same transaction (Create2Response).
+		// The server takes the mode from the flags, whatever the op: a
+		// createContainer of a persistent node makes one. Each answers
+		// with the node's stat, from the same transaction
+		// (Create2Response).
 		if err = createModeError(req); err != nil {
 			break
 		}
@@ -69,6 +76,11 @@ func (s *session) handle(cc *clientConn, req *request) bool {
 		}
 		var path string
 		path, err = conn.Create(req.path, req.data, req.flags, req.acl)
+		if errors.Is(err, zk.ErrInvalidPath) {
+			// A path go-zookeeper would not have sent: Create2 judges it
+			// as the server does ("/a//b" finds no parent).
+			path, _, err = conn.Create2(req.path, req.data, req.flags, req.acl, ttlDuration(-1))
+		}
 		req.tell(Reply{Path: path})
 		body.String(path)
 	case jute.OpDelete:
@@ -208,6 +220,14 @@ func (s *session) handle(cc *clientConn, req *request) bool {
 		cc.sendAndClose(replyHeader(req.xid, -1, jute.CodeUnimplemented).Bytes())
 		return false
 	}
+	if errors.Is(err, zk.ErrInvalidPath) {
+		// A path go-zookeeper would not have sent, from another client.
+		err = uncheckedPathError(req)
+		if err == nil {
+			body = &jute.Writer{}
+			body.String(req.path) // sync echoes it
+		}
+	}
 	if req.reply != nil {
 		if req.op != jute.OpExists || err != zk.ErrNoNode {
 			req.reply.Err = err
@@ -297,14 +317,54 @@ func (s *session) multi(ops []any) (*jute.Writer, error) {
 	return body, nil
 }
 
+// rootAlias are the reads the server answers for "" as for "/".
+// (getAllChildrenNumber of "" counts every node: the fake's own answer.)
+var rootAlias = map[int32]bool{
+	jute.OpExists: true, jute.OpGetData: true, jute.OpGetChildren: true, jute.OpGetChildren2: true, jute.OpGetACL: true,
+}
+
+// uncheckedPathError is what ZooKeeper 3.8 answers a request whose path
+// go-zookeeper refuses on its side (the fake's calls answer
+// zk.ErrInvalidPath for it), when another client sends it: the server
+// validates the path of a write (setData, setACL: BadArguments), refuses a
+// delete's path only without a '/' or with a NUL, an exists' only with a
+// NUL, and otherwise finds no node there; a sync echoes any path. (Checked
+// with a raw client against a 3.8.0 ensemble.)
+func uncheckedPathError(req *request) error {
+	nul := strings.Contains(req.path, "\x00")
+	switch req.op {
+	case jute.OpSync:
+		return nil
+	case jute.OpExists:
+		if nul {
+			return zk.ErrBadArguments
+		}
+		return zk.ErrNoNode
+	case jute.OpGetData, jute.OpGetChildren, jute.OpGetChildren2, jute.OpGetACL, jute.OpGetAllChildrenNumber:
+		return zk.ErrNoNode
+	case jute.OpDelete:
+		if nul || !strings.Contains(req.path, "/") {
+			return zk.ErrBadArguments
+		}
+		return zk.ErrNoNode
+	}
+	return zk.ErrBadArguments
+}
+
 // createModeError is what the server answers a create request whose flags
 // or TTL it refuses, before it looks at the path (PrepRequestProcessor:
 // CreateMode.fromFlag, then EphemeralType.validateTTL, against the TTL a
 // createTTL carries and -1 for the other creates): BadArguments for flags
 // that name no mode, for a TTL mode without a TTL from 1 ms to 2^40-1 ms,
-// and for a TTL sent with another mode. nil if it takes them. (The fake's
+// and for a createTTL of another mode. nil if it takes them. (The fake's
 // own calls make go-zookeeper's checks of the flags instead, on the
 // client's side.)
+//
+// A createTTL of another mode with a TTL below zero passes the server's
+// check, and ZooKeeper 3.8.0 then fails to apply the transaction it
+// logged (DataTree: "ttl must be positive"): the members that apply it
+// exit, and fail again on restart as they replay it. The fake answers
+// BadArguments, as the server does with a TTL of zero or more.
 func createModeError(req *request) error {
 	ttl := int64(-1)
 	if req.op == jute.OpCreateTTL {
@@ -316,7 +376,7 @@ func createModeError(req *request) error {
 			return zk.ErrBadArguments
 		}
 	case zk.FlagPersistent, zk.FlagEphemeral, zk.FlagSequence, zk.FlagEphemeralSequential, zk.FlagContainer:
-		if ttl >= 0 {
+		if req.op == jute.OpCreateTTL {
 			return zk.ErrBadArguments
 		}
 	default:
