@@ -55,7 +55,9 @@ const (
 	codeInvalidACL              int32 = -114
 )
 
-// allowedCodes are the codes the real server gives for each op.
+// allowedCodes are the codes the real server gives for each op. The
+// reads validate no path: they find no node at a path go-zookeeper would
+// refuse, and "" is the root (unchecked_test.go).
 var allowedCodes = map[int32][]int32{
 	jute.OpCreate:               {codeOK, codeNoNode, codeNodeExists, codeNoAuth, codeNoChildrenForEphemerals, codeInvalidACL, codeBadArguments},
 	jute.OpCreate2:              {codeOK, codeNoNode, codeNodeExists, codeNoAuth, codeNoChildrenForEphemerals, codeInvalidACL, codeBadArguments},
@@ -63,15 +65,15 @@ var allowedCodes = map[int32][]int32{
 	jute.OpCreateTTL:            {codeOK, codeNoNode, codeNodeExists, codeNoAuth, codeNoChildrenForEphemerals, codeInvalidACL, codeBadArguments, codeUnimplemented},
 	jute.OpDelete:               {codeOK, codeNoNode, codeNoAuth, codeBadVersion, codeNotEmpty, codeBadArguments},
 	jute.OpExists:               {codeOK, codeNoNode, codeBadArguments},
-	jute.OpGetData:              {codeOK, codeNoNode, codeNoAuth, codeBadArguments},
+	jute.OpGetData:              {codeOK, codeNoNode, codeNoAuth},
 	jute.OpSetData:              {codeOK, codeNoNode, codeNoAuth, codeBadVersion, codeBadArguments},
-	jute.OpGetACL:               {codeOK, codeNoNode, codeNoAuth, codeBadArguments},
+	jute.OpGetACL:               {codeOK, codeNoNode, codeNoAuth},
 	jute.OpSetACL:               {codeOK, codeNoNode, codeNoAuth, codeBadVersion, codeInvalidACL, codeBadArguments},
-	jute.OpGetChildren:          {codeOK, codeNoNode, codeNoAuth, codeBadArguments},
-	jute.OpGetChildren2:         {codeOK, codeNoNode, codeNoAuth, codeBadArguments},
-	jute.OpSync:                 {codeOK, codeNoNode, codeBadArguments},
-	jute.OpGetAllChildrenNumber: {codeOK, codeNoNode, codeNoAuth, codeBadArguments},
-	jute.OpGetEphemerals:        {codeOK, codeBadArguments},
+	jute.OpGetChildren:          {codeOK, codeNoNode, codeNoAuth},
+	jute.OpGetChildren2:         {codeOK, codeNoNode, codeNoAuth},
+	jute.OpSync:                 {codeOK},
+	jute.OpGetAllChildrenNumber: {codeOK, codeNoNode, codeNoAuth},
+	jute.OpGetEphemerals:        {codeOK},
 	// A multi's header carries the code of the part that failed, if any.
 	jute.OpMulti: {codeOK, codeNoNode, codeNodeExists, codeNoAuth, codeBadVersion, codeNotEmpty, codeNoChildrenForEphemerals,
 		codeInvalidACL, codeBadArguments},
