@@ -192,3 +192,15 @@ func (h *harness) touchNode(s *slot, write bool) {
 	}
 	h.settle()
 }
+
+// closeClient tells inc's handle, if it has a close of its own, that its
+// process closes its client.
+func (inc *incarnation) closeClient() {
+	var handle any = inc.locker
+	if inc.handle != nil {
+		handle = inc.handle
+	}
+	if c, ok := handle.(ClientCloser); ok {
+		c.CloseClient()
+	}
+}

@@ -29,7 +29,7 @@ import (
 // it), and fails on a file that has no layer yet.
 var fileLayers = [][]string{
 	// The API: what a user writes against.
-	{"doc.go", "fuzz.go", "options.go", "selection.go", "locker.go", "recipe.go", "stepdown.go", "names.go"},
+	{"doc.go", "fuzz.go", "options.go", "selection.go", "locker.go", "clientcloser.go", "recipe.go", "stepdown.go", "names.go"},
 	// One case, in its bubble: its data, clients, gate, faults, detectors
 	// and story.
 	{"harness.go", "case.go", "realclients.go", "sessions.go", "fencing.go", "rows.go", "lockloop.go", "recipemutex.go", "behaviour.go",

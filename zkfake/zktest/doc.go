@@ -44,6 +44,7 @@
 //   - errors/bad-version: Set, Delete and SetACL with a wrong version fail and change nothing
 //   - errors/invalid-flags: go-zookeeper's own checks on create flags
 //   - errors/invalid-path: go-zookeeper rejects malformed paths locally with ErrInvalidPath
+//   - errors/server-refused-path: paths go-zookeeper sends but the server refuses (PathUtils.validatePath): BadArguments on the writes that check them, NoNode elsewhere
 //   - errors/missing-node: every method's return values on a missing node, as go-zookeeper shapes them
 //   - errors/no-children-for-ephemerals: ephemeral nodes cannot have children, whoever asks and with any flags
 //   - errors/node-exists: creating an existing node fails with NodeExists for every create flavour
