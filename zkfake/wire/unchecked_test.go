@@ -25,20 +25,38 @@ func rawAddress(t *testing.T) string {
 	return serve(t).l.Addr().String()
 }
 
-// ask sends one request on a fresh raw session and returns the reply's
-// code and body.
-func ask(t *testing.T, addr string, op int32, body []byte) (int32, []byte) {
+// rawSession is a session of a raw client, which sends what go-zookeeper
+// would not.
+type rawSession struct {
+	c   *rawConn
+	xid int32
+}
+
+func openRaw(t *testing.T, addr string) *rawSession {
 	t.Helper()
 	c := dialRaw(t, addr)
 	c.connect(4000, 0, make([]byte, 16))
-	c.write(frame(cat(be32(1), be32(op), body)))
-	defer c.nc.Close()
+	return &rawSession{c: c}
+}
+
+// ask sends one request and returns the reply's code and body.
+func (s *rawSession) ask(op int32, body []byte) (int32, []byte) {
+	s.c.t.Helper()
+	s.xid++
+	s.c.write(frame(cat(be32(s.xid), be32(op), body)))
 	for {
-		r := c.read()
-		if int32(binary.BigEndian.Uint32(r)) == 1 {
+		r := s.c.read()
+		if int32(binary.BigEndian.Uint32(r)) == s.xid {
 			return int32(binary.BigEndian.Uint32(r[12:])), r[16:]
 		}
 	}
+}
+
+// close closes the session, so that on a real ensemble no expiry of it
+// comes later, in the middle of another test's writes.
+func (s *rawSession) close() {
+	s.ask(jute.OpClose, nil)
+	s.c.nc.Close()
 }
 
 var rawOpenACL = cat(be32(1), be32(31), str("world"), str("anyone"))
@@ -64,6 +82,7 @@ func TestUncheckedPathsAnsweredAsTheServer(t *testing.T) {
 		{"//", noNode, noNode, noNode, badArguments},
 	} {
 		p := str(tc.path)
+		session := openRaw(t, addr)
 		for _, q := range []struct {
 			what string
 			op   int32
@@ -84,7 +103,7 @@ func TestUncheckedPathsAnsweredAsTheServer(t *testing.T) {
 			{"setACL", jute.OpSetACL, cat(p, rawOpenACL, be32(-1)), badArguments},
 			{"create", jute.OpCreate, cat(p, be32(0), rawOpenACL, be32(0)), tc.create},
 		} {
-			code, body := ask(t, addr, q.op, q.body)
+			code, body := session.ask(q.op, q.body)
 			if code != q.want {
 				t.Errorf("%s %q: code %d, want %d", q.what, tc.path, code, q.want)
 			}
@@ -92,17 +111,19 @@ func TestUncheckedPathsAnsweredAsTheServer(t *testing.T) {
 				t.Errorf("sync %q answered %x, want the path echoed", tc.path, body)
 			}
 		}
+		session.close()
 	}
 }
 
 func TestCreateModesAnsweredAsTheServer(t *testing.T) {
-	addr := rawAddress(t)
+	session := openRaw(t, rawAddress(t))
+	defer session.close()
 	base := fmt.Sprintf("/raw-modes-%d", time.Now().UnixNano())
-	if code, _ := ask(t, addr, jute.OpCreate, cat(str(base), be32(0), rawOpenACL, be32(0))); code != 0 {
+	if code, _ := session.ask(jute.OpCreate, cat(str(base), be32(0), rawOpenACL, be32(0))); code != 0 {
 		t.Fatalf("create %s: code %d", base, code)
 	}
-	defer ask(t, addr, jute.OpDelete, cat(str(base+"/c"), be32(-1)))
-	defer ask(t, addr, jute.OpDelete, cat(str(base), be32(-1)))
+	defer session.ask(jute.OpDelete, cat(str(base), be32(-1)))
+	defer session.ask(jute.OpDelete, cat(str(base+"/c"), be32(-1)))
 	for _, tc := range []struct {
 		what string
 		op   int32
@@ -116,14 +137,14 @@ func TestCreateModesAnsweredAsTheServer(t *testing.T) {
 		{"createTTL with a TTL of zero", jute.OpCreateTTL, cat(str(base+"/t"), be32(0), rawOpenACL, be32(5), be64(0)), -8},
 		{"createContainer of a persistent node", jute.OpCreateContainer, cat(str(base+"/c"), be32(0), rawOpenACL, be32(0)), 0},
 	} {
-		if code, _ := ask(t, addr, tc.op, tc.body); code != tc.want {
+		if code, _ := session.ask(tc.op, tc.body); code != tc.want {
 			t.Errorf("%s: code %d, want %d", tc.what, code, tc.want)
 		}
 	}
 	// The createContainer of a persistent node made a persistent node: its
 	// ephemeralOwner (the stat's eighth field, after four longs and three
 	// ints) is 0, where a container's is 0x8000000000000000.
-	code, body := ask(t, addr, jute.OpExists, cat(str(base+"/c"), []byte{0}))
+	code, body := session.ask(jute.OpExists, cat(str(base+"/c"), []byte{0}))
 	if code != 0 || len(body) < 52 {
 		t.Fatalf("exists %s/c: code %d, %d bytes", base, code, len(body))
 	}
