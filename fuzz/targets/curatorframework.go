@@ -21,6 +21,14 @@ type curatorFramework struct {
 	thread    chan func()
 	listeners []func(curatorState)
 	state     curatorState
+	// injectExpiry is ConnectionStateManager's injected session
+	// expiration (Curator 3.0 on), which only the ports that ask for it
+	// have (newCuratorFrameworkInjecting): once the state has been
+	// SUSPENDED for the negotiated session timeout, the client gives its
+	// session up on its own (checkSessionExpiration). suspended numbers
+	// the SUSPENDED spells, so that the clock of one that ended stops.
+	injectExpiry bool
+	suspended    int
 }
 
 // curatorState is Curator's ConnectionState.
@@ -36,13 +44,23 @@ const (
 // newCuratorFramework starts the framework's event thread and follows
 // the session's events until ctx ends.
 func newCuratorFramework(ctx context.Context, conn zktest.Conn, events <-chan zk.Event) *curatorFramework {
-	f := &curatorFramework{ctx: ctx, conn: conn, thread: make(chan func(), 64)}
+	return (&curatorFramework{ctx: ctx, conn: conn, thread: make(chan func(), 64)}).start(events)
+}
+
+// newCuratorFrameworkInjecting is newCuratorFramework with
+// ConnectionStateManager's injected session expiration (see injectExpiry).
+func newCuratorFrameworkInjecting(ctx context.Context, conn zktest.Conn, events <-chan zk.Event) *curatorFramework {
+	return (&curatorFramework{ctx: ctx, conn: conn, thread: make(chan func(), 64), injectExpiry: true}).start(events)
+}
+
+// start starts the event thread and the follower of the session's events.
+func (f *curatorFramework) start(events <-chan zk.Event) *curatorFramework {
 	go func() {
 		for {
 			select {
 			case fn := <-f.thread:
 				fn()
-			case <-ctx.Done():
+			case <-f.ctx.Done():
 				return
 			}
 		}
@@ -57,7 +75,7 @@ func newCuratorFramework(ctx context.Context, conn zktest.Conn, events <-chan zk
 				if ev.Type == zk.EventSession {
 					f.run(func() { f.sessionEvent(ev.State) })
 				}
-			case <-ctx.Done():
+			case <-f.ctx.Done():
 				return
 			}
 		}
@@ -94,6 +112,9 @@ func (f *curatorFramework) sessionEvent(s zk.State) {
 		return
 	}
 	f.state = next
+	if f.injectExpiry && next == curatorSuspended {
+		f.checkSessionExpiration()
+	}
 	for _, l := range f.listeners {
 		l(next)
 	}
@@ -138,6 +159,60 @@ func (f *curatorFramework) watch(ch <-chan zk.Event, watcher func(zk.Event)) {
 	go func() {
 		if ev, ok := <-ch; ok {
 			f.run(func() { watcher(ev) })
+		}
+	}()
+}
+
+// checkSessionExpiration is ConnectionStateManager.checkSessionExpiration
+// (Curator 5.x, and 3.0 on) for the SUSPENDED spell that begins now: once
+// it has lasted the session timeout the server negotiated, the client
+// injects a session expiration, giving its session up on its side alone
+// (the Conn's AbandonSession): the Expired event that follows makes LOST,
+// and the new session RECONNECTED, through sessionEvent. The server,
+// which no closeSession reached, keeps the old session and its ephemeral
+// nodes until it expires it. The clock starts again after an injection
+// (CURATOR-405), in case the expiry did not reach the state. Curator's
+// state thread, whose queue poll times out at the session timeout, is the
+// timer's goroutine here; the injection itself runs on the event thread,
+// which is also the thread that tells the listeners, as Curator's is. It
+// ends with the process (ctx), and a Conn that cannot give its session up
+// (over real clients) injects nothing.
+func (f *curatorFramework) checkSessionExpiration() {
+	a, ok := f.conn.(sessionAbandoner)
+	if !ok {
+		return
+	}
+	f.suspended++
+	spell := f.suspended
+	go func() {
+		for {
+			timeout := a.SessionTimeout()
+			if timeout <= 0 {
+				return
+			}
+			select {
+			case <-time.After(timeout):
+			case <-f.ctx.Done():
+				return
+			}
+			still := make(chan bool, 1)
+			f.run(func() {
+				on := f.state == curatorSuspended && f.suspended == spell
+				if on {
+					// log.warn("Session timeout has elapsed while
+					// SUSPENDED. Injecting a session expiration.")
+					a.AbandonSession()
+				}
+				still <- on
+			})
+			select {
+			case on := <-still:
+				if !on {
+					return
+				}
+			case <-f.ctx.Done():
+				return
+			}
 		}
 	}()
 }
