@@ -292,25 +292,7 @@ func (c *curator2Client) findAndDeleteProtectedNode(dir, id string) {
 
 // mkdirs is ZKPaths.mkdirs(zk, path, makeLastNode true): each missing
 // ancestor and dir itself, persistent, a NodeExists taken for success.
-func (c *curator2Client) mkdirs(dir string) error {
-	for i := 1; i <= len(dir); i++ {
-		if i < len(dir) && dir[i] != '/' {
-			continue
-		}
-		p := dir[:i]
-		ok, _, err := c.conn.Exists(p)
-		if err != nil {
-			return err
-		}
-		if ok {
-			continue
-		}
-		if _, err := c.conn.Create(p, nil, 0, zktest.OpenACL); err != nil && !errors.Is(err, zk.ErrNodeExists) {
-			return err
-		}
-	}
-	return nil
-}
+func (c *curator2Client) mkdirs(dir string) error { return curatorMkdirs(c.conn, dir) }
 
 // deleteGuaranteed is client.delete().guaranteed().forPath(path): the
 // delete in the retry loop and, if that fails with connection loss, the
