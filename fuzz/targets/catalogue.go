@@ -40,10 +40,17 @@ func Catalogue() []KnownBug {
 	all := []KnownBug{zookeeper2931(), writeLock26(), goZookeeper229()}
 	all = append(all, goZookeeperBugs()...)
 	all = append(all, curatorBugs()...)
+	all = append(all, curatorLatchBugs()...)
 	all = append(all, kazooBugs()...)
 	all = append(all, kazooBeyondBugs()...)
 	return append(all, beyondBugs()...)
 }
+
+// Unlisted returns known bugs whose ports are written and whose bug the
+// harness reaches, but too seldom to list in the Catalogue, which holds
+// each entry to every one of 20 seeds: CURATOR-498 on LeaderLatch 4.1.0,
+// reached from seed 1 (see its file for why the others miss it).
+func Unlisted() []KnownBug { return []KnownBug{curator498()} }
 
 // Accepts reports whether f is this bug's finding: one of its Detectors',
 // with its Mark in the story. fuzz.OnlyFindings(b.Accepts) hunts it alone,

@@ -157,21 +157,50 @@
 //     [LockingQueue] target: a consumer whose entry another consumed
 //     between its listing and its take keeps the taken node it made for
 //     nothing (leak, no fault drawn).
+//   - CURATOR-696: Curator's LeaderLatch as at 3468ee91, released in
+//     5.6.0 (curator696.go, on curatorlatch.go's port of LeaderLatch and
+//     its background protected create, over curatorframework.go with
+//     ConnectionStateManager's injected session expiration), described to
+//     a LeaderLatch target of its own (leaderlatch.go: Campaign is start
+//     and await, Write the leader's fenced write, Close its resignation;
+//     the election model, and a check that holds a leader to its node).
+//     After a quorum lost for longer than the session timeout, Curator
+//     gives its session up on its own while the server keeps it; on
+//     RECONNECTED the latch lists the children, finds its node, the old
+//     session's, first, and leads through it; when the server expires the
+//     old session the node goes, and the latch, which watches nothing as
+//     a leader, leads on beside the next candidate (state-report, quorum
+//     losses alone).
 //
-// Not in the catalogue, and why: CURATOR-498 (a protected create's
-// retry takes the old session's node as its own) is in curator2.go's
-// port before 4.2.0, and the harness reaches it, but the same lock's loop
-// (CURATOR-604) reaches a double hold from the same schedule first, and
-// the story cannot tell which of the two took the old node; a port where
-// the create's path is the only one (LeaderLatch before 4.2.0) is not
-// written. CURATOR-653, CURATOR-620 and CURATOR-518 are races between
-// two of Curator's threads with no request between them, which a harness
-// that interleaves at requests and events cannot draw; CURATOR-460 needs
-// the negotiated session timeout, which go-zookeeper does not expose;
-// CURATOR-678's release retries its delete in the background until it
-// succeeds, and no faithful port shows a lasting harm; CURATOR-536 (a
-// double barrier's leave that spins past its deadline) needs a rule that
-// holds a call to its deadline by the requests it makes past it.
+// Not in the catalogue, and why:
+//   - CURATOR-498 (a protected create's retry takes the old session's node
+//     as its own) is written on LeaderLatch 4.1.0 (curator498.go, on
+//     curatorlatch.go's port, listed by Unlisted), and the harness reaches
+//     it from seed 1, but not from every seed: the create, applied with
+//     its reply lost, must retry in the session Curator opens after giving
+//     the old one up, so a lost reply and a quorum lost for longer than
+//     the session timeout must come within the second of the retry's
+//     backoff (the report's schedule is one event: the quorum goes as the
+//     create is applied). In curator2.go's lock, which has the same
+//     create, the same schedule reaches CURATOR-604's double hold first.
+//   - CURATOR-653's double leader (a reset's stale create callback
+//     replaces a leader's node, and checkLeadership keeps the leadership)
+//     is reachable through requests in the 4.1.0 latch port, which has
+//     CURATOR-498 too; an entry of its own, with a mark that tells the two
+//     apart, is not written.
+//   - CURATOR-620 and CURATOR-518 are races between two of Curator's
+//     threads with no request between them, which a harness that
+//     interleaves at requests and events cannot draw.
+//   - CURATOR-460 (a leader that ignores SUSPENDED, as
+//     SessionConnectionStateErrorPolicy lets it, leads on after the server
+//     expired its session) needs a port that reads the negotiated session
+//     timeout: the harness's Conn now tells it (SessionTimeout), and the
+//     port is not written.
+//   - CURATOR-678's release retries its delete in the background until it
+//     succeeds, and no faithful port shows a lasting harm.
+//   - CURATOR-536 (a double barrier's leave that spins past its deadline)
+//     needs a rule that holds a call to its deadline by the requests it
+//     makes past it.
 //
 // # The recipes
 //

@@ -1,0 +1,54 @@
+package targets
+
+import "github.com/zksim/zksim/fuzz"
+
+// CURATOR-498: Curator's LeaderLatch as in 4.1.0 (curatorlatch.go's
+// curatorLatch4), with its background protected create as it was before
+// 4.2.0's ProtectedMode: a retry after a connection loss looks for a node
+// of its protected id and takes the one it finds, whatever session made
+// it. reset(), which LeaderLatch 4.1.0 calls on every RECONNECTED, makes
+// its node with that create.
+//
+// Not in the catalogue but in Unlisted (catalogue.go): the harness
+// reaches it only in about one seed in ten within 2,000 cases. It needs the
+// create to be applied and its reply lost, and the retry that follows a
+// second later to run after Curator has given its session up: a lost
+// reply (after which the fake's client reconnects at once, the session
+// intact) followed within that second by a quorum lost for longer than
+// the session timeout. In the report's schedule both are one event: the
+// quorum goes while the create is on its way, the server applies it, and
+// the connection is down until the quorum is back. A fault that loses a
+// request's reply as the quorum goes, the connection staying down, would
+// draw it.
+
+func curator498() KnownBug {
+	return KnownBug{
+		Name:   "CURATOR-498",
+		Title:  "Protected Mode creation can mistake closing session's node causing problems for many recipes such as LeaderLatch",
+		Recipe: "LeaderLatch, Curator's leader latch (4.1.0), on its protected create",
+		Mechanism: "A protected create that lost its connection retries by listing the parent for a node of its protected id, and takes the one it finds as the node it made; before 4.2.0 it does not ask whose session made it. " +
+			"When the connection was lost for longer than the session timeout and Curator gave its session up on its own, the retry runs in the new session and finds the node the old session made, which the server still holds: LeaderLatch takes it as its node, leads through it, and goes on leading when the server expires the old session and deletes the node, while the next candidate leads too.",
+		Schedule:  "a latch's protected create is applied and its reply lost; before its retry runs, the ensemble loses its quorum for longer than the client's session timeout, Curator injects a session expiration, and the retry runs in the session that opens when the quorum is back, while the old one, given a fresh timeout by the new leader, still lives; nothing is ahead of the found node",
+		Symptom:   "two leaders: the latch says it leads, connected and with a live session, through a node the server has deleted with the old session, while another candidate's node is first (the report saw a latch node of an old session replace the leader's own, and another client elected)",
+		Fixed:     "fixed in Curator 4.2.0 (apache/curator#303, commits 5751526d to 782448e7): ProtectedMode remembers the session a protected ephemeral create began in, and a node a retry finds once the session has changed is deleted, not taken",
+		Detectors: []fuzz.Detector{fuzz.StateReport},
+		// The check tells whose the node was: the client's earlier
+		// session's, and the latch never had it while in that session.
+		// (CURATOR-696's latch keeps a node it had; 4.1.0 resets on
+		// RECONNECTED, and has not that path.)
+		Mark:   "the latch never had the node while the client was in that session",
+		Target: latchTarget(curatorLatch4),
+		// The bug needs a create's reply lost and an outage long enough
+		// for Curator to give up its session while the server keeps it:
+		// lost replies and quorum losses are drawn alone, over schedules
+		// of 200 actions, as for CURATOR-696. The port's other bug, the
+		// one CURATOR-653's fix (9b3a1453, 5.4.0) ended, shows up here
+		// too: a stale create callback replaces the node of a latch that
+		// leads, and 4.1.0's checkLeadership keeps the leadership when the
+		// new node is not first (the check finds a leader whose node is
+		// behind another, or whose node of its own session is gone, with
+		// no mark). The latch's line is out of order past the int32 wrap.
+		Options: []fuzz.Option{fuzz.WithSteps(200), fuzz.WithoutFaults(allFaultsBut(fuzz.QuorumLoss, fuzz.LostReply)...),
+			fuzz.WithoutSequenceWrap()},
+	}
+}
