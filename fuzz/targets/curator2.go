@@ -252,6 +252,17 @@ func (c *curator2Client) validateFoundNode(session *int64, found string) string 
 	return found
 }
 
+// protectedChild is the child of dir, among children, whose name starts
+// with the protected prefix of id ("_c_<id>-"), "" if none: the node
+// findProtectedNodeInForeground looks for.
+func protectedChild(dir string, children []string, id string) string {
+	prefix := curator2ProtectedPrefix + id + "-"
+	if i := slices.IndexFunc(children, func(n string) bool { return strings.HasPrefix(n, prefix) }); i >= 0 {
+		return dir + "/" + children[i]
+	}
+	return ""
+}
+
 // findProtectedNode is findProtectedNodeInForeground: the child of dir
 // whose name starts with the protected prefix, within the retry loop; a
 // missing dir is no node.
@@ -265,10 +276,7 @@ func (c *curator2Client) findProtectedNode(ctx context.Context, dir, id string) 
 		if err != nil {
 			return err
 		}
-		prefix := curator2ProtectedPrefix + id + "-"
-		if i := slices.IndexFunc(children, func(n string) bool { return strings.HasPrefix(n, prefix) }); i >= 0 {
-			found = dir + "/" + children[i]
-		}
+		found = protectedChild(dir, children, id)
 		return nil
 	})
 	return found, err

@@ -66,10 +66,17 @@ type curator2Mutex struct {
 	// existsWatch: before CURATOR-107's fix (2014), the loop watched the
 	// node ahead with checkExists, and waited only if it was there.
 	existsWatch bool
+	// create makes the lock's node: the protected create of the port's
+	// version (2.6.0's is curator79.go's).
+	create func(ctx context.Context, path string) (string, error)
 }
 
 func newCurator2Mutex(client *curator2Client, basePath string) *curator2Mutex {
-	return &curator2Mutex{client: client, basePath: basePath, mon: newCurator2Monitor()}
+	m := &curator2Mutex{client: client, basePath: basePath, mon: newCurator2Monitor()}
+	m.create = func(ctx context.Context, path string) (string, error) {
+		return client.createProtectedEphemeralSequential(ctx, path, nil)
+	}
+	return m
 }
 
 // acquire is acquire() (timed false) or acquire(time, MILLISECONDS):
@@ -107,7 +114,7 @@ func (m *curator2Mutex) release(ctx context.Context) error {
 func (m *curator2Mutex) attemptLock(ctx context.Context, timed bool, wait time.Duration) (string, error) {
 	start := time.Now()
 	for retryCount := 0; ; retryCount++ {
-		ourPath, err := m.client.createProtectedEphemeralSequential(ctx, m.basePath+"/"+curator2LockName, nil)
+		ourPath, err := m.create(ctx, m.basePath+"/"+curator2LockName)
 		var has bool
 		if err == nil {
 			has, err = m.internalLockLoop(ctx, start, timed, wait, ourPath)
@@ -234,21 +241,7 @@ func (m *curator2Mutex) deleteOurPath(ctx context.Context, path string) error {
 // timeout curator2Margin before the deadline); the call's ctx done is
 // Thread.interrupt(), which its waits feel. Unlock is release(), which no
 // interrupt reaches here.
-type curatorMutex struct {
-	m *curator2Mutex
-	// acquire is InterProcessMutex.internalLock as the port's version had
-	// it.
-	acquire func(ctx context.Context, timed bool, wait time.Duration) (bool, error)
-}
-
-// newCuratorMutex makes the Locker of m, with acquire as the version's
-// internalLock (nil: curator2Mutex's own).
-func newCuratorMutex(m *curator2Mutex, acquire func(ctx context.Context, timed bool, wait time.Duration) (bool, error)) *curatorMutex {
-	if acquire == nil {
-		acquire = m.acquire
-	}
-	return &curatorMutex{m: m, acquire: acquire}
-}
+type curatorMutex struct{ m *curator2Mutex }
 
 func (l *curatorMutex) Lock(ctx context.Context) error {
 	defer l.m.client.watchSession()()
@@ -257,7 +250,7 @@ func (l *curatorMutex) Lock(ctx context.Context) error {
 	if timed {
 		wait = time.Until(d) - curator2Margin
 	}
-	ok, err := l.acquire(ctx, timed, wait)
+	ok, err := l.m.acquire(ctx, timed, wait)
 	switch {
 	case err != nil:
 		return err

@@ -27,7 +27,7 @@ func curator604() KnownBug {
 		Target: fuzz.Lock(func(conn zktest.Conn, dir string) fuzz.Locker {
 			c := newCurator2Client(conn)
 			c.protectedSession, c.injectExpiry = true, true
-			return newCuratorMutex(newCurator2Mutex(c, dir), nil)
+			return &curatorMutex{m: newCurator2Mutex(c, dir)}
 		}),
 		// The bug needs an outage long enough for Curator to give up its
 		// session while the server keeps it: a quorum lost for minutes,

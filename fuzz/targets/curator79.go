@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
-	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zksim/zksim/fuzz"
@@ -22,10 +20,10 @@ import (
 // goes to the server all the same: the node is made, nobody knows its
 // name, and nothing deletes it.
 //
-// The port is curator2.go's InterProcessMutex (LockInternals.
-// internalLockLoop, the guaranteed delete and release are the same in
-// 2.6.0 as in 2.10.0) with attemptLock and the create path of 2.6.0 in
-// this file: creatingParentsIfNeeded().withProtection(), RetryLoop.
+// The port is curator2mutex.go's InterProcessMutex (LockInternals'
+// attemptLock and internalLockLoop, the guaranteed delete and release are
+// the same in 2.6.0 as in 2.10.0) with the create path of 2.6.0 in this
+// file: creatingParentsIfNeeded().withProtection(), RetryLoop.
 // callWithRetry and RetryNTimes' sleeper as 2.6.0 had them, and the
 // ZooKeeper calls of that path interruptible as Java's are. Left out:
 // revocation (checkRevocableWatcher), lock node data, namespaces.
@@ -63,51 +61,11 @@ func curator79() KnownBug {
 	}
 }
 
-// curator79Mutex is InterProcessMutex 2.6.0's acquire, over curator2.go's
-// mutex.
-type curator79Mutex struct{ m *curator2Mutex }
-
-// newCurator79Mutex is 2.6.0's InterProcessMutex as a fuzz.Locker.
+// newCurator79Mutex is 2.6.0's InterProcessMutex as a fuzz.Locker:
+// curator2mutex.go's mutex with the create path of 2.6.0 (create26).
 func newCurator79Mutex(m *curator2Mutex) fuzz.Locker {
-	return newCuratorMutex(m, (&curator79Mutex{m: m}).acquire)
-}
-
-// acquire is InterProcessMutex.internalLock in 2.6.0.
-func (l *curator79Mutex) acquire(ctx context.Context, timed bool, wait time.Duration) (bool, error) {
-	m := l.m
-	if m.lockPath != "" {
-		m.lockCount++ // re-entering
-		return true, nil
-	}
-	lockPath, err := l.attemptLock(ctx, timed, wait)
-	if err != nil || lockPath == "" {
-		return false, err
-	}
-	m.lockPath, m.lockCount = lockPath, 1
-	return true, nil
-}
-
-// attemptLock is LockInternals.attemptLock in 2.6.0: the protected create
-// and the lock loop, again while the retry policy allows when the loop
-// throws NoNode. An exception from the create leaves at once: ourPath was
-// never set, so nothing deletes a node the create made.
-func (l *curator79Mutex) attemptLock(ctx context.Context, timed bool, wait time.Duration) (string, error) {
-	m := l.m
-	start := time.Now()
-	for retryCount := 0; ; retryCount++ {
-		ourPath, err := create26(ctx, m.client, m.basePath+"/"+curator2LockName)
-		var has bool
-		if err == nil {
-			has, err = m.internalLockLoop(ctx, start, timed, wait, ourPath)
-		}
-		if errors.Is(err, zk.ErrNoNode) && curator2AllowRetry(ctx, retryCount) {
-			continue
-		}
-		if err != nil || !has {
-			return "", err
-		}
-		return ourPath, nil
-	}
+	m.create = func(ctx context.Context, path string) (string, error) { return create26(ctx, m.client, path) }
+	return &curatorMutex{m: m}
 }
 
 // create26 is client.create().creatingParentsIfNeeded().withProtection()
@@ -197,10 +155,7 @@ func findProtected26(ctx context.Context, c *curator2Client, dir, id string) (st
 		if err != nil {
 			return err
 		}
-		prefix := curator2ProtectedPrefix + id + "-"
-		if i := slices.IndexFunc(children, func(n string) bool { return strings.HasPrefix(n, prefix) }); i >= 0 {
-			found = dir + "/" + children[i]
-		}
+		found = protectedChild(dir, children, id)
 		return nil
 	})
 	return found, err

@@ -137,10 +137,7 @@ func (l *curatorLatch) findProtectedNode(dir, id string, sessionID *int64) (stri
 		if err != nil {
 			return err
 		}
-		prefix := curator2ProtectedPrefix + id + "-"
-		if i := slices.IndexFunc(children, func(n string) bool { return strings.HasPrefix(n, prefix) }); i >= 0 {
-			found = dir + "/" + children[i]
-		}
+		found = protectedChild(dir, children, id)
 		if l.v.protectedSession {
 			if now := f.conn.SessionID(); *sessionID != now {
 				// log.info("Session has changed during protected mode
