@@ -52,18 +52,6 @@ func TestCatalogue(t *testing.T) {
 	}
 }
 
-// TestUnlistedReached holds the ports that are written but not listed
-// (targets.Unlisted) to the seed the harness reaches their bug from: the
-// first.
-func TestUnlistedReached(t *testing.T) {
-	if fuzz.RaceEnabled() {
-		t.Skip("2,000 cases of seed 1 under the race detector; the tiers without it run them")
-	}
-	for _, b := range targets.Unlisted() {
-		t.Run(b.Name, func(t *testing.T) { findsOwn(t, b.Target, b.Options, b.Detectors, b.Mark, 1) })
-	}
-}
-
 // findsOwn runs target's campaign with opts from each seed of 1 to seeds,
 // and fails t unless every one finds, within 2,000 cases, a finding of
 // one of detectors with mark in its story, passing over the findings of
