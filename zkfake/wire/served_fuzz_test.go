@@ -41,42 +41,28 @@ var fuzzACLs = [][]zk.ACL{
 	{{Perms: 0, Scheme: "world", ID: "anyone"}},
 }
 
-// The error codes ZooKeeper 3.8 answers, by name.
-const (
-	codeOK                      int32 = 0
-	codeUnimplemented           int32 = -6
-	codeBadArguments            int32 = -8
-	codeNoNode                  int32 = -101
-	codeNoAuth                  int32 = -102
-	codeBadVersion              int32 = -103
-	codeNoChildrenForEphemerals int32 = -108
-	codeNodeExists              int32 = -110
-	codeNotEmpty                int32 = -111
-	codeInvalidACL              int32 = -114
-)
-
 // allowedCodes are the codes the real server gives for each op. The
 // reads validate no path: they find no node at a path go-zookeeper would
 // refuse, and "" is the root (unchecked_test.go).
 var allowedCodes = map[int32][]int32{
-	jute.OpCreate:               {codeOK, codeNoNode, codeNodeExists, codeNoAuth, codeNoChildrenForEphemerals, codeInvalidACL, codeBadArguments},
-	jute.OpCreate2:              {codeOK, codeNoNode, codeNodeExists, codeNoAuth, codeNoChildrenForEphemerals, codeInvalidACL, codeBadArguments},
-	jute.OpCreateContainer:      {codeOK, codeNoNode, codeNodeExists, codeNoAuth, codeNoChildrenForEphemerals, codeInvalidACL, codeBadArguments},
-	jute.OpCreateTTL:            {codeOK, codeNoNode, codeNodeExists, codeNoAuth, codeNoChildrenForEphemerals, codeInvalidACL, codeBadArguments, codeUnimplemented},
-	jute.OpDelete:               {codeOK, codeNoNode, codeNoAuth, codeBadVersion, codeNotEmpty, codeBadArguments},
-	jute.OpExists:               {codeOK, codeNoNode, codeBadArguments},
-	jute.OpGetData:              {codeOK, codeNoNode, codeNoAuth},
-	jute.OpSetData:              {codeOK, codeNoNode, codeNoAuth, codeBadVersion, codeBadArguments},
-	jute.OpGetACL:               {codeOK, codeNoNode, codeNoAuth},
-	jute.OpSetACL:               {codeOK, codeNoNode, codeNoAuth, codeBadVersion, codeInvalidACL, codeBadArguments},
-	jute.OpGetChildren:          {codeOK, codeNoNode, codeNoAuth},
-	jute.OpGetChildren2:         {codeOK, codeNoNode, codeNoAuth},
-	jute.OpSync:                 {codeOK},
-	jute.OpGetAllChildrenNumber: {codeOK, codeNoNode, codeNoAuth},
-	jute.OpGetEphemerals:        {codeOK},
+	jute.OpCreate:               {jute.CodeOK, jute.CodeNoNode, jute.CodeNodeExists, jute.CodeNoAuth, jute.CodeNoChildrenForEphem, jute.CodeInvalidACL, jute.CodeBadArguments},
+	jute.OpCreate2:              {jute.CodeOK, jute.CodeNoNode, jute.CodeNodeExists, jute.CodeNoAuth, jute.CodeNoChildrenForEphem, jute.CodeInvalidACL, jute.CodeBadArguments},
+	jute.OpCreateContainer:      {jute.CodeOK, jute.CodeNoNode, jute.CodeNodeExists, jute.CodeNoAuth, jute.CodeNoChildrenForEphem, jute.CodeInvalidACL, jute.CodeBadArguments},
+	jute.OpCreateTTL:            {jute.CodeOK, jute.CodeNoNode, jute.CodeNodeExists, jute.CodeNoAuth, jute.CodeNoChildrenForEphem, jute.CodeInvalidACL, jute.CodeBadArguments, jute.CodeUnimplemented},
+	jute.OpDelete:               {jute.CodeOK, jute.CodeNoNode, jute.CodeNoAuth, jute.CodeBadVersion, jute.CodeNotEmpty, jute.CodeBadArguments},
+	jute.OpExists:               {jute.CodeOK, jute.CodeNoNode, jute.CodeBadArguments},
+	jute.OpGetData:              {jute.CodeOK, jute.CodeNoNode, jute.CodeNoAuth},
+	jute.OpSetData:              {jute.CodeOK, jute.CodeNoNode, jute.CodeNoAuth, jute.CodeBadVersion, jute.CodeBadArguments},
+	jute.OpGetACL:               {jute.CodeOK, jute.CodeNoNode, jute.CodeNoAuth},
+	jute.OpSetACL:               {jute.CodeOK, jute.CodeNoNode, jute.CodeNoAuth, jute.CodeBadVersion, jute.CodeInvalidACL, jute.CodeBadArguments},
+	jute.OpGetChildren:          {jute.CodeOK, jute.CodeNoNode, jute.CodeNoAuth},
+	jute.OpGetChildren2:         {jute.CodeOK, jute.CodeNoNode, jute.CodeNoAuth},
+	jute.OpSync:                 {jute.CodeOK},
+	jute.OpGetAllChildrenNumber: {jute.CodeOK, jute.CodeNoNode, jute.CodeNoAuth},
+	jute.OpGetEphemerals:        {jute.CodeOK},
 	// A multi's header carries the code of the part that failed, if any.
-	jute.OpMulti: {codeOK, codeNoNode, codeNodeExists, codeNoAuth, codeBadVersion, codeNotEmpty, codeNoChildrenForEphemerals,
-		codeInvalidACL, codeBadArguments},
+	jute.OpMulti: {jute.CodeOK, jute.CodeNoNode, jute.CodeNodeExists, jute.CodeNoAuth, jute.CodeBadVersion, jute.CodeNotEmpty, jute.CodeNoChildrenForEphem,
+		jute.CodeInvalidACL, jute.CodeBadArguments},
 }
 
 // fuzzOps are the ops requests draw, in the order a byte picks them.
@@ -203,7 +189,7 @@ func FuzzServedRequests(f *testing.F) {
 			w.Int32(op)
 			d.request(w, op)
 			c.write(frame(w.Bytes()))
-			code := c.replyTo(xid)
+			code, _ := c.replyTo(xid)
 			if !slices.Contains(allowedCodes[op], code) {
 				t.Fatalf("request %d (op %d, %x) answered with code %d; ZooKeeper 3.8 answers it with one of %v", xid, op, w.Bytes(), code, allowedCodes[op])
 			}
@@ -221,8 +207,8 @@ func FuzzServedRequests(f *testing.F) {
 }
 
 // replyTo reads frames until the reply to xid, passing over watch events
-// (xid -1), and returns its error code.
-func (c *rawConn) replyTo(xid int32) int32 {
+// (xid -1), and returns its error code and its body.
+func (c *rawConn) replyTo(xid int32) (int32, []byte) {
 	c.t.Helper()
 	for {
 		r := c.read()
@@ -230,7 +216,7 @@ func (c *rawConn) replyTo(xid int32) int32 {
 			c.t.Fatalf("a reply of %d bytes", len(r))
 		}
 		if got := int32(binary.BigEndian.Uint32(r)); got == xid {
-			return int32(binary.BigEndian.Uint32(r[12:]))
+			return int32(binary.BigEndian.Uint32(r[12:])), r[16:]
 		} else if got != -1 {
 			c.t.Fatalf("a reply to xid %d while waiting for %d", got, xid)
 		}

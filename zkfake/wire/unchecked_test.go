@@ -44,12 +44,7 @@ func (s *rawSession) ask(op int32, body []byte) (int32, []byte) {
 	s.c.t.Helper()
 	s.xid++
 	s.c.write(frame(cat(be32(s.xid), be32(op), body)))
-	for {
-		r := s.c.read()
-		if int32(binary.BigEndian.Uint32(r)) == s.xid {
-			return int32(binary.BigEndian.Uint32(r[12:])), r[16:]
-		}
-	}
+	return s.c.replyTo(s.xid)
 }
 
 // close closes the session, so that on a real ensemble no expiry of it
