@@ -228,14 +228,7 @@ func curatorBlockUntilConnected(f *curatorFramework) bool {
 
 // curatorSleep sleeps for d, and reports false if the process ended
 // first.
-func curatorSleep(ctx context.Context, d time.Duration) bool {
-	select {
-	case <-time.After(d):
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
+func curatorSleep(ctx context.Context, d time.Duration) bool { return curator2Sleep(ctx, d) == nil }
 
 // curatorMkdirs is ZKPaths.mkdirs for a node in dir: each missing
 // ancestor and dir itself, persistent (see the file's comment), a
