@@ -267,6 +267,11 @@ type View struct {
 	// member does not lag. What a handle keeps on the server (a member's
 	// node) it can keep only then.
 	Reachable bool
+	// Paused is true while the client's process is frozen (a Pause): its
+	// code runs nothing, and cannot have acted on what happened meanwhile,
+	// its session's expiry included; a check holds it to that once it
+	// thaws.
+	Paused bool
 	// Nodes returns the ephemeral nodes of the client's session in the
 	// recipe's directory.
 	Nodes func() []string

@@ -28,6 +28,7 @@ func (h *harness) view(s *slot) View {
 	}
 	v.Gated = inc.callWaits()
 	v.Reachable = !inc.partitioned && !inc.paused && inc.conn.State() == zk.StateHasSession && !h.lagging[inc.conn.Member()]
+	v.Paused = inc.paused
 	if s.call != "" {
 		v.Since = h.now() - s.acquireCall.Time().Sub(h.start)
 		v.Waiting = v.Reachable && inc.nextRequest() == nil && !inc.holdsLate()

@@ -7,6 +7,7 @@ package targets
 // harness draws its schedule too seldom (see its file).
 func curatorLatchBugs() []KnownBug {
 	return []KnownBug{
+		curator460(),
 		curator696(),
 	}
 }

@@ -25,10 +25,37 @@ type curatorFramework struct {
 	// expiration (Curator 3.0 on), which only the ports that ask for it
 	// have (newCuratorFrameworkInjecting): once the state has been
 	// SUSPENDED for the negotiated session timeout, the client gives its
-	// session up on its own (checkSessionExpiration). suspended numbers
-	// the SUSPENDED spells, so that the clock of one that ended stops.
+	// session up on its own (checkSessionExpiration), as handling says.
+	// suspended numbers the SUSPENDED spells, so that the clock of one
+	// that ended stops.
 	injectExpiry bool
+	handling     curatorHandling
 	suspended    int
+}
+
+// curatorHandling is the client's ConnectionHandlingPolicy as
+// ConnectionStateManager reads it.
+type curatorHandling struct {
+	// expirationPercent is StandardConnectionHandlingPolicy's
+	// expirationPercent: the share of the negotiated session timeout a
+	// SUSPENDED spell lasts before Curator injects the expiration. 0 is
+	// the default policy's 100.
+	expirationPercent int
+	// pollIgnoresPercent is ConnectionStateManager.processEvents before
+	// CURATOR-460's fix (4.0.1 and earlier): the state thread's queue
+	// poll waits for the whole negotiated timeout from the start of the
+	// spell, and checkSessionExpiration runs only when it times out, so
+	// the injection comes at 100% whatever the percent.
+	pollIgnoresPercent bool
+}
+
+// wait is how long into a SUSPENDED spell the state thread checks it,
+// and injects the expiration, given the negotiated timeout.
+func (h curatorHandling) wait(timeout time.Duration) time.Duration {
+	if h.expirationPercent == 0 || h.pollIgnoresPercent {
+		return timeout
+	}
+	return timeout * time.Duration(h.expirationPercent) / 100
 }
 
 // curatorState is Curator's ConnectionState.
@@ -48,9 +75,10 @@ func newCuratorFramework(ctx context.Context, conn zktest.Conn, events <-chan zk
 }
 
 // newCuratorFrameworkInjecting is newCuratorFramework with
-// ConnectionStateManager's injected session expiration (see injectExpiry).
-func newCuratorFrameworkInjecting(ctx context.Context, conn zktest.Conn, events <-chan zk.Event) *curatorFramework {
-	return (&curatorFramework{ctx: ctx, conn: conn, thread: make(chan func(), 64), injectExpiry: true}).start(events)
+// ConnectionStateManager's injected session expiration (see injectExpiry),
+// under the connection handling policy h.
+func newCuratorFrameworkInjecting(ctx context.Context, conn zktest.Conn, events <-chan zk.Event, h curatorHandling) *curatorFramework {
+	return (&curatorFramework{ctx: ctx, conn: conn, thread: make(chan func(), 64), injectExpiry: true, handling: h}).start(events)
 }
 
 // start starts the event thread and the follower of the session's events.
@@ -165,7 +193,8 @@ func (f *curatorFramework) watch(ch <-chan zk.Event, watcher func(zk.Event)) {
 
 // checkSessionExpiration is ConnectionStateManager.checkSessionExpiration
 // (Curator 5.x, and 3.0 on) for the SUSPENDED spell that begins now: once
-// it has lasted the session timeout the server negotiated, the client
+// it has lasted the session timeout the server negotiated (the handling
+// policy's share of it, see curatorHandling), the client
 // injects a session expiration, giving its session up on its side alone
 // (the Conn's AbandonSession): the Expired event that follows makes LOST,
 // and the new session RECONNECTED, through sessionEvent. The server,
@@ -191,7 +220,7 @@ func (f *curatorFramework) checkSessionExpiration() {
 				return
 			}
 			select {
-			case <-time.After(timeout):
+			case <-time.After(f.handling.wait(timeout)):
 			case <-f.ctx.Done():
 				return
 			}

@@ -38,9 +38,7 @@ import (
 // The two differ where upstream's code did, behind the flags of
 // curatorLatchVersion. Left out: the participant queries (getLeader,
 // getParticipants), CloseMode.NOTIFY_LEADER (the latch is closed SILENT,
-// its default), the ConnectionStateErrorPolicy other than the default
-// (StandardConnectionStateErrorPolicy: SUSPENDED and LOST are errors),
-// the debug latches, namespaces and compression. The parents are made
+// its default), the debug latches, namespaces and compression. The parents are made
 // persistent, not containers, as Curator makes them in its ZooKeeper 3.4
 // compatibility mode: the harness's server reaps an empty container after
 // a minute, and a latch whose listing then finds its path gone does
@@ -74,6 +72,17 @@ type curatorLatchVersion struct {
 	// node is first reads the node, and leads only if its ephemeral owner
 	// is the session the client has now; otherwise it resets.
 	checkOwner bool
+
+	// How the latch's client is built, which its user chooses:
+	// sessionErrorPolicy is SessionConnectionStateErrorPolicy (only LOST
+	// is an error state: the latch keeps its leadership while SUSPENDED,
+	// and on RECONNECTED resets only if it does not lead), where the
+	// default, StandardConnectionStateErrorPolicy, makes SUSPENDED an
+	// error too; handling is the ConnectionHandlingPolicy, and the
+	// ConnectionStateManager's version, that decide when a SUSPENDED
+	// spell turns LOST.
+	sessionErrorPolicy bool
+	handling           curatorHandling
 }
 
 // curatorLatch4 is LeaderLatch as in Curator 4.1.0.
@@ -382,18 +391,25 @@ func (l *curatorLatch) getChildren() {
 }
 
 // handleStateChange is the latch's ConnectionStateListener, on the event
-// thread, under the standard error policy (SUSPENDED is an error state).
+// thread, under its client's error policy.
 func (l *curatorLatch) handleStateChange(s curatorState) {
+	// isErrorState(SUSPENDED): under the standard policy.
+	suspendedIsError := !l.v.sessionErrorPolicy
 	switch s {
 	case curatorReconnected:
-		// isErrorState(SUSPENDED) || !hasLeadership: always, under the
-		// standard policy.
+		if !suspendedIsError && l.hasLeadership.Load() {
+			return
+		}
 		if l.v.resetOnReconnect {
 			l.reset()
 		} else {
 			l.getChildren()
 		}
-	case curatorSuspended, curatorLost:
+	case curatorSuspended:
+		if suspendedIsError {
+			l.setLeadership(false)
+		}
+	case curatorLost:
 		l.setLeadership(false)
 	}
 }

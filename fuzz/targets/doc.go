@@ -171,6 +171,16 @@
 //     old session the node goes, and the latch, which watches nothing as
 //     a leader, leads on beside the next candidate (state-report, quorum
 //     losses alone).
+//   - CURATOR-460: Curator 4.0.1's LeaderLatch on the same port, its client
+//     built with SessionConnectionStateErrorPolicy and
+//     StandardConnectionHandlingPolicy(30) (curator460.go), over 4.0.1's
+//     ConnectionStateManager, whose state thread injects the expiration
+//     only when its queue poll times out, at the whole session timeout,
+//     whatever the percent. The latch keeps its leadership while
+//     SUSPENDED and gives it up on LOST, which comes five thirds of the
+//     session timeout after the partition began, where the server expired
+//     the session at one: the cut-off latch says it leads beside the next
+//     candidate (state-report, partitions alone).
 //
 // Not in the catalogue, and why:
 //   - CURATOR-498 (a protected create's retry takes the old session's node
@@ -191,11 +201,6 @@
 //   - CURATOR-620 and CURATOR-518 are races between two of Curator's
 //     threads with no request between them, which a harness that
 //     interleaves at requests and events cannot draw.
-//   - CURATOR-460 (a leader that ignores SUSPENDED, as
-//     SessionConnectionStateErrorPolicy lets it, leads on after the server
-//     expired its session) needs a port that reads the negotiated session
-//     timeout: the harness's Conn now tells it (SessionTimeout), and the
-//     port is not written.
 //   - CURATOR-678's release retries its delete in the background until it
 //     succeeds, and no faithful port shows a lasting harm.
 //   - CURATOR-536 (a double barrier's leave that spins past its deadline)

@@ -58,7 +58,7 @@ func latchTarget(v curatorLatchVersion) fuzz.Target {
 		Path: latchElectionPath,
 		New: func(ctx context.Context, client fuzz.Client, path string) *latchClient {
 			return &latchClient{
-				f:        newCuratorFrameworkInjecting(ctx, client.Conn, client.Events),
+				f:        newCuratorFrameworkInjecting(ctx, client.Conn, client.Events, v.handling),
 				v:        v,
 				path:     path,
 				id:       fmt.Sprintf("client-%d", client.N),
@@ -225,8 +225,12 @@ func (c *latchClient) close(_ context.Context, _ *fuzz.Call) error {
 	return c.latch.close()
 }
 
-// check holds a leader to its word (StateReport). Its latch does not say
-// it leads while its connection has been down for longer than its session
+// check holds a leader to its word (StateReport). Under the session error
+// policy, its latch does not say it leads in a session the server has
+// expired, its process running, while another candidate's node is first
+// in line: it keeps its leadership while SUSPENDED on Curator's promise
+// that LOST comes first. Its latch does not say it
+// leads while its connection has been down for longer than its session
 // timeout. And while it says it leads, its client reaching the server
 // with nothing of its held at the gate, the node it leads through
 // (getLastPathIsLeader) must be the first in line as the server lists it:
@@ -257,6 +261,12 @@ func (c *latchClient) check(v fuzz.View) string {
 		}
 	}
 	leads, node := c.latch.leads(), c.latch.leaderNode()
+	if leads && c.v.sessionErrorPolicy && !v.Paused && v.Session != 0 && v.Expired(v.Session) {
+		if first := c.firstInLine(v); first != "" {
+			return fmt.Sprintf("its latch says it leads through %s in session %#x, which the server has expired, while %s is first in line: under SessionConnectionStateErrorPolicy leadership lasts until LOST, and LOST has not come",
+				fuzz.StableName(node), v.Session, fuzz.StableName(first))
+		}
+	}
 	if leads && v.Disconnected > v.SessionTimeout {
 		return fmt.Sprintf("its latch says it leads through %s though its connection has been down for %v, longer than its session timeout (%v): the server may have expired its session, and another may lead",
 			fuzz.StableName(node), v.Disconnected.Round(time.Millisecond), v.SessionTimeout)
@@ -282,6 +292,17 @@ func (c *latchClient) check(v fuzz.View) string {
 		first = fuzz.StableName(line[0]) + " is"
 	}
 	return fmt.Sprintf("%s, but the server has deleted the node (%s first in line): %s", says, first, c.whose(node, v))
+}
+
+// firstInLine is the node first in the latch's line, as the server lists
+// it now: another candidate's, whose watch has told it that it leads. ""
+// when the line is empty, or cannot be listed.
+func (c *latchClient) firstInLine(v fuzz.View) string {
+	children, _, err := v.Read.Children(c.path)
+	if line := sortLatchChildren(children); err == nil && len(line) > 0 {
+		return line[0]
+	}
+	return ""
 }
 
 // whose tells whose the latch's node was, as the check saw it while it
