@@ -378,7 +378,7 @@ func (c *Conn) exchange(op, path string, size int, apply func(st *state) error) 
 		c.bounce()
 		return zk.ErrConnectionClosed
 	}
-	loss := s.losses.match(s, c, op, path)
+	loss, rule := s.losses.match(s, c, op, path)
 	if loss == lossBeforeApply {
 		s.log.add(Record{Kind: RecordFault, Session: c.session, Op: op, Path: path, Result: "request lost"})
 		c.bounce()
@@ -390,7 +390,14 @@ func (c *Conn) exchange(op, path string, size int, apply func(st *state) error) 
 		// lost reply leaves its last-seen zxid where it was: on reconnect
 		// a member that has not applied this write yet may take it.
 		s.log.add(Record{Kind: RecordFault, Session: c.session, Op: op, Path: path, Result: "reply lost"})
-		c.bounce()
+		if rule != nil {
+			for _, m := range rule.StopMembers {
+				s.stopMember(m)
+			}
+		}
+		if c.link == linkUp {
+			c.bounce()
+		}
 		return zk.ErrConnectionClosed
 	}
 	// The reply carries the zxid of the member that answered.

@@ -35,9 +35,11 @@
 //     timeout the session resumes and missed watch events fire
 //     (setWatches); healed later it has expired.
 //   - Lost request or reply: Server.LoseReplies(ReplyLoss{Op, PathPrefix,
-//     SessionID, Nth, Applied}) and Server.LoseRandomReplies(rate). The
-//     call fails with zk.ErrConnectionClosed; with Applied the write
-//     happened anyway (a "ghost" node).
+//     SessionID, Nth, Applied, StopMembers}) and
+//     Server.LoseRandomReplies(rate). The call fails with
+//     zk.ErrConnectionClosed; with Applied the write happened anyway (a
+//     "ghost" node), and StopMembers takes members down with the reply
+//     (the quorum lost as the write commits).
 //   - Client crash: Conn.Crash. Blocked and later calls return
 //     zk.ErrConnectionClosed, so the client's goroutines end; the server
 //     expires the session after the timeout.

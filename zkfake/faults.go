@@ -158,6 +158,13 @@ type ReplyLoss struct {
 	// not know it made); false loses the request before it reaches the
 	// server.
 	Applied bool
+	// StopMembers, with Applied, stops these ensemble members (as
+	// StopMember) once the request is applied and before its reply
+	// leaves: the leader commits the write and the members go down with
+	// the reply. With a majority among them the ensemble loses its quorum
+	// at that instant, and the client's connection stays down until they
+	// start again; the client never learns whether its write happened.
+	StopMembers []int
 }
 
 type lossPoint uint8
@@ -206,10 +213,11 @@ func (s *Server) LoseRandomReplies(rate float64) {
 	}
 }
 
-// match decides the fate of one request. Called with s.mu held.
-func (l *lossRules) match(s *Server, c *Conn, op, path string) lossPoint {
+// match decides the fate of one request, and returns the rule that
+// decided it, if one did. Called with s.mu held.
+func (l *lossRules) match(s *Server, c *Conn, op, path string) (lossPoint, *lossRule) {
 	if len(l.rules) == 0 && l.rate == 0 {
-		return lossNone
+		return lossNone, nil
 	}
 	for _, r := range l.rules {
 		if r.removed || (r.Op != "" && r.Op != op) || !strings.HasPrefix(path, r.PathPrefix) ||
@@ -219,18 +227,18 @@ func (l *lossRules) match(s *Server, c *Conn, op, path string) lossPoint {
 		r.seen++
 		if r.Nth == 0 || r.seen == r.Nth {
 			if r.Applied {
-				return lossAfterApply
+				return lossAfterApply, r
 			}
-			return lossBeforeApply
+			return lossBeforeApply, r
 		}
 	}
 	if l.rate > 0 && s.rng.Float64() < l.rate {
 		if s.rng.IntN(2) == 0 {
-			return lossBeforeApply
+			return lossBeforeApply, nil
 		}
-		return lossAfterApply
+		return lossAfterApply, nil
 	}
-	return lossNone
+	return lossNone, nil
 }
 
 // Pause freezes the client as a stopped process (a long garbage-collection

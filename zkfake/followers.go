@@ -278,6 +278,11 @@ func (s *Server) reachable(c *Conn) bool {
 func (s *Server) StopMember(i int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.stopMember(i)
+}
+
+// stopMember is StopMember. Called with s.mu held.
+func (s *Server) stopMember(i int) {
 	if i < 0 || i >= len(s.members) || s.members[i].down {
 		return
 	}

@@ -127,6 +127,32 @@ func TestNoQuorumServesNobodyAndExpiresNobody(t *testing.T) {
 	})
 }
 
+// A write whose members go down with its reply (ReplyLoss.StopMembers) is
+// committed, and its client, which never heard so, stays cut off until a
+// majority is back: then it resumes its session, and finds its node.
+func TestReplyLostAsTheQuorumGoes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := zkfake.NewServer(zkfake.WithEnsemble(3))
+		a, events, _ := srv.Connect(10 * time.Second)
+		states(t, events, zk.StateConnecting, zk.StateConnected, zk.StateHasSession)
+		id := a.SessionID()
+		srv.LoseReplies(zkfake.ReplyLoss{SessionID: id, Nth: 1, Applied: true, StopMembers: []int{1, 2}})
+		if _, err := a.Create("/ghost", nil, zk.FlagEphemeral, open); err != zk.ErrConnectionClosed {
+			t.Fatalf("create whose reply went with the quorum: %v, want ErrConnectionClosed", err)
+		}
+		states(t, events, zk.StateDisconnected, zk.StateConnecting)
+		time.Sleep(time.Minute)
+		if a.State() == zk.StateHasSession {
+			t.Fatal("the client reached a session with no quorum")
+		}
+		srv.StartMember(1)
+		time.Sleep(time.Second + time.Millisecond) // the next reconnect round
+		if a.SessionID() != id || a.State() != zk.StateHasSession || !exists(t, a, "/ghost") {
+			t.Fatalf("after the quorum came back: session %#x (was %#x), state %v, or the write was lost", a.SessionID(), id, a.State())
+		}
+	})
+}
+
 // A session made on a lagging member reads nothing older than its own
 // creation: the member answers the connect only once it has applied the
 // createSession transaction, and every one before it. So a client whose
