@@ -29,7 +29,7 @@ var layers = map[string]struct {
 	"zkfake/zktest":           {may: []string{"zkfake/jute"}},
 	"zkfake/zktest/fake":      {may: []string{"zkfake", "zkfake/zktest", "zkfake/jute"}},
 	"zkfake/zktest/ensemble":  {may: []string{"zkfake/zktest", "zkfake/jute"}},
-	"zkfake/difftest":         {may: []string{"zkfake", "zkfake/zktest", "zkfake/jute"}},
+	"zkfake/difftest":         {may: []string{"zkfake", "zkfake/zktest", "zkfake/zktest/ensemble", "zkfake/jute"}},
 	"linearizability/fakelog": {may: []string{"linearizability", "zkfake", "zkfake/zktest", "zkfake/jute"}},
 	"zkfake/zkbench":          {may: []string{"zkfake", "zkfake/zktest", "zkfake/zktest/ensemble", "zkfake/jute", "recipe"}},
 	"fuzz":                    {may: []string{"zkfake", "zkfake/wire", "zkfake/zktest", "zkfake/zktest/ensemble", "zkfake/jute", "recipe", "linearizability"}},

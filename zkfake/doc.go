@@ -105,6 +105,19 @@
 // production code — cannot be handed a *Conn; wire.ServePipe serves the
 // fake to the real client over in-memory pipes instead (see zkfake/wire).
 //
+// # ZooKeeper's own nodes
+//
+// The tree starts as a 3.8 server's does: /, /zookeeper, /zookeeper/quota
+// and /zookeeper/config, with empty (not nil) data. A server made
+// WithEnsemble or WithQuorum holds in /zookeeper/config the configuration
+// text its members would (the server lines and "version=0" of a static
+// zoo.cfg, reconfigEnabled=false), with the stat and ACL the real members
+// give it; a standalone server leaves it empty, as ZooKeeper's does.
+// WithQuorum (with ParseZooCfg) models a particular ensemble's lines;
+// WithEnsemble alone lists the fake's own address (WithAddr) as every
+// member's client address, so that a client that reconnects to what it
+// reads there (Curator's EnsembleTracker) stays with the fake (quorum.go).
+//
 // # Design
 //
 // The design follows etcd's raft: the tree, the session table and the watch

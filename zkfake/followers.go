@@ -121,6 +121,7 @@ func (s *Server) initMembers(n int) {
 		s.members = append(s.members, &member{tree: newTree(), watches: newWatchTable()})
 	}
 	s.st.replicate = n > 1
+	s.initConfigNode()
 }
 
 // memberOf returns the member a Conn is connected to.

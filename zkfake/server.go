@@ -55,6 +55,7 @@ type config struct {
 	members       int
 	shuffled      bool
 	sequenceStart int32
+	quorum        []QuorumServer // WithQuorum
 }
 
 // Option configures a Server.

@@ -68,16 +68,19 @@ type tree struct {
 }
 
 // newTree returns the tree a fresh ZooKeeper 3.8 server starts with: the root
-// and /zookeeper with its quota and config children.
+// and /zookeeper with its quota and config children. DataTree makes each
+// with new byte[0], so their data reads back empty, not null (a client
+// tells the two apart). An ensemble's members then fill in the
+// configuration node (Server.initConfigNode).
 func newTree() *tree {
 	t := &tree{nodes: map[string]*znode{}}
 	world := zk.WorldACL(zk.PermAll)
-	t.nodes["/"] = &znode{acl: world, children: map[string]struct{}{"zookeeper": {}}}
-	t.nodes["/zookeeper"] = &znode{acl: world, children: map[string]struct{}{"quota": {}, "config": {}}}
-	t.nodes["/zookeeper/quota"] = &znode{acl: world, children: map[string]struct{}{}}
+	t.nodes["/"] = &znode{data: []byte{}, acl: world, children: map[string]struct{}{"zookeeper": {}}}
+	t.nodes["/zookeeper"] = &znode{data: []byte{}, acl: world, children: map[string]struct{}{"quota": {}, "config": {}}}
+	t.nodes["/zookeeper/quota"] = &znode{data: []byte{}, acl: world, children: map[string]struct{}{}}
 	// The dynamic configuration node is read-only to everyone, and its
-	// aversion is -1 on a server that has never reconfigured.
-	t.nodes["/zookeeper/config"] = &znode{acl: zk.WorldACL(zk.PermRead), aversion: -1, children: map[string]struct{}{}}
+	// aversion is -1 (DataTree.addConfigNode sets its ACL with version -1).
+	t.nodes[configPath] = &znode{data: []byte{}, acl: zk.WorldACL(zk.PermRead), aversion: -1, children: map[string]struct{}{}}
 	return t
 }
 

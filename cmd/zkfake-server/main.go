@@ -35,6 +35,7 @@ type options struct {
 	members     int
 	manualClock bool
 	eventLog    bool
+	zooCfg      string
 }
 
 func main() {
@@ -46,6 +47,7 @@ func main() {
 	flag.IntVar(&o.members, "members", 1, "members of the modelled ensemble (zkfake.WithEnsemble), for the admin's member stop and start")
 	flag.BoolVar(&o.manualClock, "manual-clock", false, "time moves only when the admin says (POST /clock/advance)")
 	flag.BoolVar(&o.eventLog, "event-log", false, "keep the event log for the admin's GET /log (it grows without bound)")
+	flag.StringVar(&o.zooCfg, "zoo-cfg", "", "zoo.cfg whose server lines /zookeeper/config holds (zkfake.WithQuorum), one member per participant; its client addresses, if any, must be the one served")
 	flag.Parse()
 	if err := run(o, os.Stdout, interrupted()); err != nil {
 		fmt.Fprintln(os.Stderr, "zkfake-server:", err)
@@ -77,6 +79,11 @@ func run(o options, out *os.File, stop <-chan os.Signal) error {
 	if o.manualClock {
 		opts = append(opts, zkfake.WithManualClock(time.Now()))
 	}
+	quorum, err := configOptions(&o)
+	if err != nil {
+		return err
+	}
+	opts = append(opts, quorum...)
 	srv := zkfake.NewServer(opts...)
 	defer srv.Close()
 	l, err := wire.Listen(srv, o.addr, wire.WithMaxConnections(o.maxConns))
@@ -115,4 +122,42 @@ func checkLoopback(addr string) error {
 		return fmt.Errorf("address %q is not a loopback IP (use 127.0.0.1)", addr)
 	}
 	return nil
+}
+
+// configOptions returns the options that give a modelled ensemble's
+// /zookeeper/config its servers: -zoo-cfg's, or WithEnsemble's own,
+// which list the fake's address as every member's client address.
+// Curator's EnsembleTracker reconnects to the client addresses it reads
+// there, so they must be where the fake serves: a port 0 is chosen here,
+// before the server is made, and o.addr set to it.
+func configOptions(o *options) ([]zkfake.Option, error) {
+	if o.members <= 1 && o.zooCfg == "" {
+		return nil, nil
+	}
+	if _, port, _ := net.SplitHostPort(o.addr); port == "0" {
+		ln, err := net.Listen("tcp", o.addr)
+		if err != nil {
+			return nil, err
+		}
+		o.addr = ln.Addr().String()
+		ln.Close()
+	}
+	opts := []zkfake.Option{zkfake.WithAddr(o.addr)}
+	if o.zooCfg == "" {
+		return opts, nil
+	}
+	text, err := os.ReadFile(o.zooCfg)
+	if err != nil {
+		return nil, fmt.Errorf("-zoo-cfg: %w", err)
+	}
+	servers, err := zkfake.ParseZooCfg(string(text))
+	if err != nil {
+		return nil, fmt.Errorf("-zoo-cfg %s: %w", o.zooCfg, err)
+	}
+	for _, q := range servers {
+		if q.ClientAddr != "" && q.ClientAddr != o.addr {
+			return nil, fmt.Errorf("-zoo-cfg %s: server.%d names the client address %s, where nothing serves (the fake serves %s)", o.zooCfg, q.ID, q.ClientAddr, o.addr)
+		}
+	}
+	return append(opts, zkfake.WithQuorum(servers)), nil
 }

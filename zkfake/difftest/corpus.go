@@ -9,12 +9,16 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/zksim/zksim/zkfake"
 )
 
 // WriteTranscript writes a transcript in the corpus format: comment lines
-// from header, then "sequence <name>", "sessions <n>", and per op its line
-// followed by its observations indented by two spaces; the side's failed
-// checks, if any, come last as "check: ..." lines.
+// from header, then "sequence <name>", "sessions <n>", for an ensemble
+// "quorum server.ID=..." per server its /zookeeper/config lists
+// (Transcript.Quorum), and per op its line followed by its observations
+// indented by two spaces; the side's failed checks, if any, come last as
+// "check: ..." lines.
 func WriteTranscript(w io.Writer, header string, t *Transcript) error {
 	bw := bufio.NewWriter(w)
 	for _, l := range strings.Split(strings.TrimRight(header, "\n"), "\n") {
@@ -23,6 +27,9 @@ func WriteTranscript(w io.Writer, header string, t *Transcript) error {
 		}
 	}
 	fmt.Fprintf(bw, "sequence %s\nsessions %d\n", t.Sequence.Name, t.Sequence.Sessions)
+	for _, q := range t.Quorum {
+		fmt.Fprintf(bw, "quorum server.%d=%s\n", q.ID, q)
+	}
 	for i, op := range t.Sequence.Ops {
 		fmt.Fprintln(bw, op.Line())
 		for _, l := range t.Steps[i].Lines {
@@ -63,6 +70,14 @@ func ReadTranscript(r io.Reader) (*Transcript, error) {
 			t.Sequence.Sessions = n
 		case strings.HasPrefix(line, "check: "):
 			t.Checks = append(t.Checks, line)
+		case strings.HasPrefix(line, "quorum "):
+			// The lines of a configuration that lists servers, so
+			// standalone or not, it is an ensemble's.
+			q, err := zkfake.ParseZooCfg("standaloneEnabled=false\n" + strings.TrimPrefix(line, "quorum "))
+			if err != nil || len(q) != 1 {
+				return fail("bad quorum line %q: %v", line, err)
+			}
+			t.Quorum = append(t.Quorum, q[0])
 		default:
 			op, err := ParseLine(line)
 			if err != nil {

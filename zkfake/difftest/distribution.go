@@ -60,13 +60,16 @@ func (d *Distribution) addOp(op Op, in string) {
 // PathClass names the kind of path an op's Path is: the base and its
 // small tree, a node an earlier create made, a name beyond ASCII that the
 // server takes, a name the server refuses though the client sends it, a
-// path the client refuses, or ZooKeeper's own nodes.
+// path the client refuses, ZooKeeper's own nodes, or the ensemble's
+// configuration node among them (/zookeeper/config and below).
 func PathClass(p string) string {
 	switch {
 	case p == ".":
 		return "the base and its small tree"
 	case p == "" || clientRefuses(p):
 		return "refused by the client"
+	case p == "/zookeeper/config" || strings.HasPrefix(p, "/zookeeper/config/"):
+		return "ZooKeeper's configuration node"
 	case p == "/" || strings.HasPrefix(p, "/zookeeper"):
 		return "ZooKeeper's own nodes"
 	case strings.HasPrefix(p, "@"):

@@ -48,17 +48,19 @@ func TestDistributionDrawsEveryClass(t *testing.T) {
 // PathClass tells the kinds of path apart.
 func TestPathClass(t *testing.T) {
 	for path, want := range map[string]string{
-		"a/x":          "the base and its small tree",
-		".":            "the base and its small tree",
-		"@3/c":         "a node an earlier create made",
-		"a/日本":         "names beyond ASCII, and spaces",
-		"a/\ue000":     "refused by the server, sent by the client",
-		"a/\uffff":     "refused by the server, sent by the client",
-		"a/😀":          "refused by the server, sent by the client",
-		"a//x":         "refused by the client",
-		"a/../b":       "refused by the client",
-		"":             "refused by the client",
-		"/zookeeper/q": "ZooKeeper's own nodes",
+		"a/x":                 "the base and its small tree",
+		".":                   "the base and its small tree",
+		"@3/c":                "a node an earlier create made",
+		"a/日本":                "names beyond ASCII, and spaces",
+		"a/\ue000":            "refused by the server, sent by the client",
+		"a/\uffff":            "refused by the server, sent by the client",
+		"a/😀":                 "refused by the server, sent by the client",
+		"a//x":                "refused by the client",
+		"a/../b":              "refused by the client",
+		"":                    "refused by the client",
+		"/zookeeper/q":        "ZooKeeper's own nodes",
+		"/zookeeper/config":   "ZooKeeper's configuration node",
+		"/zookeeper/config/x": "ZooKeeper's configuration node",
 	} {
 		if got := difftest.PathClass(path); got != want {
 			t.Errorf("PathClass(%q) = %q, want %q", path, got, want)

@@ -12,8 +12,9 @@
 // ACL changes, addAuth with every scheme, sync and session close, data up
 // to and over the size limits, paths with letters beyond ASCII and
 // characters outside the Basic Multilingual Plane, reads of ZooKeeper's own
-// nodes, plus calls ZooKeeper or go-zookeeper refuse (bad paths, flags,
-// ACLs, TTLs, writes to ZooKeeper's own nodes). Paths are relative to a
+// nodes (the ensemble's configuration in /zookeeper/config among them),
+// plus calls ZooKeeper or go-zookeeper refuse (bad paths, flags, ACLs,
+// TTLs, writes to ZooKeeper's own nodes). Paths are relative to a
 // base node made fresh for every run, so that sequence numbers start from
 // zero and the sides compare.
 //
@@ -89,4 +90,12 @@
 // generated sequences (ZK_DIFF_N to change, ZK_DIFF_SEED for the first
 // seed) on the servers and on the fake, one at a time, and reports each
 // divergence as a minimal sequence. Without it the test skips.
+//
+// The fake must hold the configuration the servers hold in
+// /zookeeper/config, which comes from the zoo.cfg they were started with:
+// NewRealSide reads it (ensemble.ZooCfg: the file ZK_ZOOCFG names, or the
+// zoo.cfg .ci/ensemble wrote for a member that serves one of the servers)
+// into RealSide.Quorum, every transcript records it (a corpus file's
+// "quorum" lines), and FakeOptions gives it to the fake
+// (zkfake.WithQuorum). TestAgainstEnsemble fails when it finds no zoo.cfg.
 package difftest

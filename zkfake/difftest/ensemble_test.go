@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/zksim/zksim/zkfake/difftest"
+	"github.com/zksim/zksim/zkfake/zktest/ensemble"
 )
 
 // TestAgainstEnsemble runs generated sequences on the servers in
@@ -19,6 +20,12 @@ func TestAgainstEnsemble(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Without the servers' configuration the fake could not hold what
+	// their /zookeeper/config does, and every read of it would diverge.
+	if _, err := ensemble.ZooCfg(list); err != nil {
+		t.Fatal(err)
+	}
+	fakeOptions := difftest.FakeOptions(real.Quorum)
 	defer func() {
 		if err := real.Close(); err != nil {
 			t.Errorf("cleanup: %v", err)
@@ -27,7 +34,7 @@ func TestAgainstEnsemble(t *testing.T) {
 	checker := &difftest.Checker{
 		Reference: func(seq difftest.Sequence) (*difftest.Transcript, error) { return difftest.Run(real, seq) },
 		Fake: func(seq difftest.Sequence) (*difftest.Transcript, error) {
-			return runFake(t, &difftest.FakeSide{}, seq)
+			return runFake(t, &difftest.FakeSide{Options: fakeOptions}, seq)
 		},
 		Confirmations: 1,
 		Known:         knownDivergence,

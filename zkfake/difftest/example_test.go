@@ -71,5 +71,5 @@ func ExampleDistribution() {
 		d.Add(difftest.Generate(seed, difftest.DefaultConfig()))
 	}
 	fmt.Println(d.Count("path: refused by the server, sent by the client"), "of", d.Count("call: create"), "creates")
-	// Output: 5 of 465 creates
+	// Output: 5 of 467 creates
 }

@@ -20,6 +20,19 @@ type FakeSide struct {
 	srv *zkfake.Server
 }
 
+// FakeOptions returns the options that make a FakeSide's servers hold the
+// configuration quorum in /zookeeper/config (zkfake.WithQuorum), as the
+// real servers a transcript was recorded on do (Transcript.Quorum,
+// RealSide.Quorum); none for a standalone server's. The fake stays a
+// single member: the runner syncs every session after each write, so a
+// sequence's answers do not depend on which member a session reads from.
+func FakeOptions(quorum []zkfake.QuorumServer) []zkfake.Option {
+	if quorum == nil {
+		return nil
+	}
+	return []zkfake.Option{zkfake.WithQuorum(quorum), zkfake.WithEnsemble(1)}
+}
+
 // server returns the server of the current sequence, starting it if need
 // be.
 func (f *FakeSide) server() *zkfake.Server {

@@ -401,10 +401,18 @@ func (g *generator) subOp() Op {
 
 // system returns a read of ZooKeeper's own nodes, or a write there that
 // fails whatever their state: a shared server answers it like a fresh one.
-// (/zookeeper/config's data is left out: an ensemble keeps its dynamic
-// configuration there, which the fake does not model.)
+// An ensemble keeps its configuration in /zookeeper/config, which the
+// fake compared with it holds too (FakeOptions).
 func (g *generator) system(session int) Op {
 	return pick(g,
+		w(1, Op{Session: session, Kind: Get, Path: "/zookeeper/config"}),
+		w(1, Op{Session: session, Kind: GetW, Path: "/zookeeper/config"}),
+		w(1, Op{Session: session, Kind: Exists, Path: "/zookeeper/config"}),
+		w(1, Op{Session: session, Kind: GetACL, Path: "/zookeeper/config"}),
+		w(1, Op{Session: session, Kind: Children, Path: "/zookeeper/config"}),
+		w(1, Op{Session: session, Kind: Get, Path: "/zookeeper/quota"}),
+		w(1, Op{Session: session, Kind: SetACL, Path: "/zookeeper/config", ACL: "open", Version: -1}),
+		w(1, Op{Session: session, Kind: Create, Path: "/zookeeper/config/x", Data: []byte("x"), ACL: "open"}),
 		w(1, Op{Session: session, Kind: Children, Path: "/zookeeper"}),
 		w(1, Op{Session: session, Kind: ChildrenW, Path: "/zookeeper/quota"}),
 		w(1, Op{Session: session, Kind: GetACL, Path: "/zookeeper/quota"}),

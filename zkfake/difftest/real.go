@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zksim/zksim/zkfake"
 	"github.com/zksim/zksim/zkfake/zktest"
+	"github.com/zksim/zksim/zkfake/zktest/ensemble"
 )
 
 // RealSide runs sequences on a real ZooKeeper, each under a fresh base
@@ -18,6 +20,13 @@ import (
 // Sequences must run one at a time: zxids are compared by their distance
 // from the base's, which other traffic on the server would change.
 type RealSide struct {
+	// Quorum is the configuration the servers were started with: the
+	// servers their /zookeeper/config lists (zkfake.ParseZooCfg of their
+	// zoo.cfg), none for a standalone server. Run records it in every
+	// transcript. NewRealSide sets it from the zoo.cfg ensemble.ZooCfg
+	// finds, and leaves it nil when it finds none.
+	Quorum []zkfake.QuorumServer
+
 	servers []string
 	admin   *zk.Conn
 	run     string
@@ -37,6 +46,11 @@ func NewRealSide(servers []string) (*RealSide, error) {
 		}
 	}
 	rs := &RealSide{servers: servers, run: fmt.Sprintf("%016x", rand.Uint64())}
+	if zooCfg, err := ensemble.ZooCfg(servers); err == nil {
+		if rs.Quorum, err = zkfake.ParseZooCfg(zooCfg); err != nil {
+			return nil, fmt.Errorf("difftest: the servers' configuration: %v", err)
+		}
+	}
 	admin, err := rs.dialAdmin()
 	if err != nil {
 		return nil, err

@@ -45,7 +45,8 @@ func replayCorpus(t *testing.T, opts ...zkfake.Option) {
 	for _, f := range files {
 		recorded := corpus[f]
 		t.Run(strings.TrimSuffix(filepath.Base(f), ".txt"), func(t *testing.T) {
-			fake, err := runFake(t, &difftest.FakeSide{Options: opts}, recorded.Sequence)
+			side := &difftest.FakeSide{Options: append(difftest.FakeOptions(recorded.Quorum), opts...)}
+			fake, err := runFake(t, side, recorded.Sequence)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,10 +8,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zksim/zksim/zkfake"
 	"github.com/zksim/zksim/zkfake/zktest"
 )
 
@@ -40,6 +40,11 @@ type Transcript struct {
 	Sequence Sequence
 	Steps    []Step   // one per op of Sequence
 	Checks   []string // violated invariants of the side's own answers (times)
+	// Quorum is the configuration of the servers a RealSide ran the
+	// sequence on (RealSide.Quorum): what their /zookeeper/config lists,
+	// which a fake compared with the transcript must hold too
+	// (FakeOptions). It is not compared.
+	Quorum []zkfake.QuorumServer
 }
 
 // Step is what one op observed.
@@ -68,6 +73,9 @@ var errInconclusive = errors.New("difftest: run inconclusive")
 func Run(side Side, seq Sequence) (*Transcript, error) {
 	r := &run{owners: map[int64]string{}, returned: map[int]string{}, requested: map[int]string{}, times: map[int64]int64{}}
 	tr, err := r.all(side, seq)
+	if rs, ok := side.(*RealSide); ok && tr != nil {
+		tr.Quorum = slices.Clone(rs.Quorum)
+	}
 	for _, s := range r.sessions {
 		if closeErr := s.close(); closeErr != nil && err == nil {
 			err = closeErr
@@ -89,73 +97,6 @@ type run struct {
 	requested map[int]string // op label → the path it asked for
 	times     map[int64]int64
 	checks    []string
-}
-
-type session struct {
-	label   string
-	conn    zktest.Conn
-	mu      sync.Mutex
-	events  []zk.Event
-	ready   chan struct{} // closed at the first StateHasSession
-	drained chan struct{} // closed when the event channel is closed
-	closed  bool
-	once    sync.Once
-}
-
-func (s *session) onEvent(ev zk.Event) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.events = append(s.events, ev)
-	if ev.Type == zk.EventSession && ev.State == zk.StateHasSession {
-		s.once.Do(func() { close(s.ready) })
-	}
-}
-
-func (s *session) take() []zk.Event {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	evs := s.events
-	s.events = nil
-	return evs
-}
-
-// awaitSession waits until the session's events since the last take hold
-// StateHasSession (or StateExpired): the client is back. A Sync then lets
-// the events its reconnect caused (watches the server fired on the
-// client's setWatches) arrive, as they come before the Sync's reply.
-func (s *session) awaitSession(base string) error {
-	deadline := time.Now().Add(waitLimit)
-	for time.Now().Before(deadline) {
-		s.mu.Lock()
-		back := slices.ContainsFunc(s.events, func(ev zk.Event) bool {
-			return ev.Type == zk.EventSession && (ev.State == zk.StateHasSession || ev.State == zk.StateExpired)
-		})
-		s.mu.Unlock()
-		if back {
-			if _, err := s.conn.Sync(base); err != nil {
-				return fmt.Errorf("%w: %s: Sync after the reconnect: %v", errInconclusive, s.label, err)
-			}
-			return nil
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return fmt.Errorf("%w: %s: not reconnected %v after its connection closed", errInconclusive, s.label, waitLimit)
-}
-
-// close closes the session and waits until the client has finished: its
-// watches ended and its event channel closed.
-func (s *session) close() error {
-	if s.closed {
-		return nil
-	}
-	s.closed = true
-	s.conn.Close()
-	select {
-	case <-s.drained:
-		return nil
-	case <-time.After(waitLimit):
-		return fmt.Errorf("%w: %s: event channel still open %v after Close", errInconclusive, s.label, waitLimit)
-	}
 }
 
 type watch struct {
@@ -523,42 +464,6 @@ func (r *run) children(names []string) string {
 	// ZooKeeper lists children in its hash set's order.
 	sort.Strings(rel)
 	return "[" + strings.Join(rel, " ") + "]"
-}
-
-// safeOutside lists the writes outside the base a sequence may make, by
-// kind and path: ZooKeeper refuses each of them whatever the state of the
-// server (NodeExists, BadArguments, NoAuth), so they change nothing on a
-// shared server. The set of /zookeeper/quota and the setACL of /zookeeper
-// are generated with a version no node reaches (BadVersion).
-var safeOutside = map[Kind]map[string]bool{
-	Create: {"/": true, "/zookeeper": true},
-	Delete: {"/": true, "/zookeeper": true, "/zookeeper/quota": true, "/zookeeper/config": true},
-	Set:    {"/zookeeper/config": true, "/zookeeper/quota": true},
-	SetACL: {"/zookeeper": true},
-}
-
-// guard refuses an op that could change the server outside the base.
-func (r *run) guard(op Op) error {
-	if !op.writes() && op.Kind != Check {
-		return nil
-	}
-	for _, sub := range op.Sub {
-		if err := r.guard(sub); err != nil {
-			return err
-		}
-	}
-	if op.Kind == Multi || op.Kind == Close {
-		return nil
-	}
-	p := r.resolve(op.Path)
-	if p == "" || p == r.base || strings.HasPrefix(p, r.base+"/") {
-		return nil
-	}
-	sequential := (op.Kind == Create || op.Kind == CreateTTL) && op.Flags&zk.FlagSequence != 0
-	if safeOutside[op.Kind][p] && !sequential || op.Kind == Check {
-		return nil
-	}
-	return fmt.Errorf("op %d (%s): refusing to write %s, outside the base %s", op.Label, op, p, r.base)
 }
 
 // call makes op's call on s and renders the answer. It returns the path

@@ -20,7 +20,9 @@
 //
 // Scenarios that need session faults or ensemble members run only when the
 // Env implements Expirer, Partitioner, Ticker, Members, Reconnector or
-// ReplyLoser, and skip otherwise. The "ops" and "persistent" scenarios
+// ReplyLoser, and skip otherwise; the one that reads the ensemble's
+// configuration node needs Quorum, the servers the target was started
+// with, since their addresses differ from one ensemble to another. The "ops" and "persistent" scenarios
 // check ZooKeeper 3.8's requests that go-zookeeper cannot send (create2,
 // getEphemerals, getAllChildrenNumber, whoAmI, multiRead, checkWatches,
 // removeWatches, addWatch): they speak the protocol themselves, with the
@@ -94,6 +96,7 @@
 //   - tree/ephemeral: an ephemeral node's owner is the creating session
 //   - tree/nil-and-empty-data: nil data reads back as nil, empty data as empty
 //   - tree/root: / has zxid 0, time 0, the open ACL, and a Cversion of 2*creates-children
+//   - tree/system-nodes: getData, exists, getACL and getChildren of /zookeeper and its children, byte for byte: the configuration text of the target's servers, every stat field, the ACLs
 //   - tree/sync: Sync returns the path it was given, even for a missing node
 //   - tree/zookeeper: /zookeeper, /zookeeper/config and /zookeeper/quota exist with their 3.8 ACLs and stats
 //   - watch/before-read: the watch event arrives before the watcher can read the change

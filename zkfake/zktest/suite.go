@@ -23,6 +23,7 @@ func Scenarios() []Scenario {
 	var all []Scenario
 	for _, group := range [][]Scenario{
 		treeScenarios,
+		systemScenarios,
 		statScenarios,
 		sequenceScenarios,
 		memberScenarios,

@@ -37,7 +37,9 @@
 // starts them with ZooKeeper's and Java's defaults instead (fsync on every
 // transaction, C2), as a production ensemble runs.
 // ZKSIM_ENSEMBLE_CLIENT_PORT and ZKSIM_ENSEMBLE_DIR run a second ensemble
-// beside the first.
+// beside the first. The servers' configuration, which their
+// /zookeeper/config shows, is read from the zoo.cfg .ci/ensemble wrote
+// (ZooCfg; ZK_ZOOCFG names another ensemble's).
 //
 // # Scenarios on both sides
 //

@@ -100,6 +100,7 @@ var (
 	_ zktest.Ticker      = (*Env)(nil)
 	_ zktest.Reconnector = (*Env)(nil)
 	_ zktest.ReplyLoser  = (*Env)(nil)
+	_ zktest.Quorum      = (*Env)(nil)
 	_ zktest.RawDialer   = (*Env)(nil)
 )
 

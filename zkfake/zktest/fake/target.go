@@ -64,6 +64,7 @@ var (
 	_ zktest.Members     = (*Env)(nil)
 	_ zktest.Reconnector = (*Env)(nil)
 	_ zktest.ReplyLoser  = (*Env)(nil)
+	_ zktest.Quorum      = (*Env)(nil)
 )
 
 // ServerOf returns the fake server behind an Env made by NewTarget, for
@@ -127,3 +128,13 @@ func (e *Env) StopMember(member int) error { e.Server.StopMember(member); return
 
 // StartMember starts a stopped member (zkfake.Server.StartMember).
 func (e *Env) StartMember(member int) error { e.Server.StartMember(member); return nil }
+
+// QuorumServers returns the servers the fake's /zookeeper/config lists
+// (zkfake.Server.Quorum).
+func (e *Env) QuorumServers() ([]zktest.QuorumServer, error) {
+	var out []zktest.QuorumServer
+	for _, q := range e.Server.Quorum() {
+		out = append(out, zktest.QuorumServer(q))
+	}
+	return out, nil
+}
