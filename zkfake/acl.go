@@ -5,6 +5,7 @@ import (
 	"crypto/sha1"
 	"encoding/base64"
 	"math"
+	"regexp"
 	"slices"
 	"strings"
 	"unicode"
@@ -36,6 +37,8 @@ func digestID(userPassword string) string {
 // checkACL reports whether a session with ids may do perm on a node with acl,
 // as ZooKeeper's checkACL decides: the super user is not modelled, an empty
 // ACL list allows everything, and any matching entry with the bit grants it.
+// A sasl entry matches as SASLAuthenticationProvider.matches does: the
+// session's sasl identity is the entry's, or is "super".
 func checkACL(acl []zk.ACL, perm int32, ids []authID) error {
 	if len(acl) == 0 {
 		return nil
@@ -52,6 +55,12 @@ func checkACL(acl []zk.ACL, perm int32, ids []authID) error {
 		case "ip":
 			if ipMatches(a.ID, clientIP) {
 				return nil
+			}
+		case "sasl":
+			for _, id := range ids {
+				if id.scheme == "sasl" && (id.id == "super" || id.id == a.ID) {
+					return nil
+				}
 			}
 		default:
 			for _, id := range ids {
@@ -174,8 +183,9 @@ func masked(addr [4]byte, bits int) [4]byte {
 
 // fixupACL validates an ACL list given to create or setACL and expands the
 // "auth" scheme into the session's authenticated ids, as ZooKeeper's
-// PrepRequestProcessor.fixupACL does.
-func fixupACL(acl []zk.ACL, ids []authID) ([]zk.ACL, error) {
+// PrepRequestProcessor.fixupACL does. sasl says whether the server has the
+// "sasl" scheme (WithSASLScheme).
+func fixupACL(acl []zk.ACL, ids []authID, sasl bool) ([]zk.ACL, error) {
 	if len(acl) == 0 {
 		return nil, zk.ErrInvalidACL
 	}
@@ -223,11 +233,42 @@ func fixupACL(acl []zk.ACL, ids []authID) ([]zk.ACL, error) {
 				return nil, zk.ErrInvalidACL
 			}
 			add(a)
+		case "sasl":
+			if !sasl || !kerberosName(a.ID) {
+				return nil, zk.ErrInvalidACL
+			}
+			add(a)
 		default:
 			return nil, zk.ErrInvalidACL
 		}
 	}
 	return out, nil
+}
+
+// kerberosName reports whether ZooKeeper's KerberosName accepts name, as
+// SASLAuthenticationProvider.isValid asks of a sasl ACL id and the server's
+// SASL login asks of the user it authenticated: a name with no '@' is a
+// simple name; one with an '@' must read service[/host]@realm, no part
+// holding a '/' or an '@'.
+func kerberosName(name string) bool {
+	return !strings.Contains(name, "@") || kerberosPrincipal.MatchString(name)
+}
+
+// kerberosPrincipal is KerberosName's nameParser, anchored as Java's
+// Matcher.matches anchors it.
+var kerberosPrincipal = regexp.MustCompile(`^[^/@]*(/[^/@]*)?@[^/@]*$`)
+
+// addIdentity adds an identity the server proved by other means than an
+// auth packet (a SASL login) to a session, once.
+func (st *state) addIdentity(session int64, id authID) error {
+	sess := st.sessions[session]
+	if sess == nil {
+		return zk.ErrSessionExpired
+	}
+	if !slices.Contains(sess.ids, id) {
+		sess.ids = append(sess.ids, id)
+	}
+	return nil
 }
 
 // validIPPattern accepts what ZooKeeper 3.8's IPAuthenticationProvider

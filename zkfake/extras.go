@@ -71,7 +71,8 @@ var ErrNoWatcher = errors.New("zk: no such watcher")
 
 // ClientInfo is one identity of a session, as WhoAmI reports it: the
 // scheme, and the user the scheme names — for "ip" the client's address,
-// for "digest" the user name before the colon.
+// for "digest" the user name before the colon, for "sasl" the name a SASL
+// login proved (AddSASLIdentity).
 type ClientInfo struct {
 	Scheme string
 	User   string
@@ -285,6 +286,30 @@ func (c *Conn) WhoAmI() ([]ClientInfo, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// AddSASLIdentity adds sasl:id to the session's identities, as ZooKeeper
+// 3.8 does once a SASL login on the session's connection completes
+// (ZooKeeperServer.processSasl): the "sasl" ACL scheme then matches it
+// (WithSASLScheme), the "auth" scheme takes it and WhoAmI lists it. The
+// fake runs no SASL exchange itself: package wire serves DIGEST-MD5 logins
+// and calls this with the name a login proved. A name ZooKeeper's
+// KerberosName refuses (an '@' outside service[/host]@realm) makes the
+// server's login fail with an exception before the identity is added:
+// AddSASLIdentity adds nothing and returns zk.ErrBadArguments.
+//
+// Unlike AddAuth's, the identity is not presented again to the session
+// that follows an expiry: a SASL login is a connection's, and its client
+// logs in again on every connection it opens.
+func (c *Conn) AddSASLIdentity(id string) error {
+	if !kerberosName(id) {
+		return zk.ErrBadArguments
+	}
+	return c.exchange("sasl", "", headerSize+stringSize(id), func(st *state) error {
+		err := st.addIdentity(c.session, authID{"sasl", id})
+		c.readOp("sasl", id, zk.Stat{}, err)
+		return err
+	})
 }
 
 // Create2 creates a znode, as Create, CreateContainer or CreateTTL do, and

@@ -55,6 +55,7 @@ type config struct {
 	members       int
 	shuffled      bool
 	sequenceStart int32
+	saslScheme    bool
 	quorum        []QuorumServer // WithQuorum
 }
 
@@ -106,6 +107,16 @@ func WithAddr(addr string) Option { return func(c *config) { c.addr = addr } }
 // exist when the server starts ("/", "/zookeeper") keep counting from zero.
 func WithSequenceStart(n int32) Option { return func(c *config) { c.sequenceStart = n } }
 
+// WithSASLScheme gives the server ZooKeeper's "sasl" ACL scheme, as
+// authProvider.1=org.apache.zookeeper.server.auth.SASLAuthenticationProvider
+// gives the real server: an ACL entry sasl:NAME is valid when NAME is a
+// name Kerberos can parse (SASLAuthenticationProvider.isValid), and grants
+// its permissions to a session with the identity sasl:NAME or sasl:super.
+// Without it, as on a server without the provider, such an entry is
+// refused with zk.ErrInvalidACL. Sessions get a sasl identity from a SASL
+// login (package wire serves them; Conn.AddSASLIdentity).
+func WithSASLScheme() Option { return func(c *config) { c.saslScheme = true } }
+
 // NewServer returns a fresh server holding the tree a new ZooKeeper 3.8 has:
 // "/" and "/zookeeper" with its "quota" and "config" children.
 func NewServer(opts ...Option) *Server {
@@ -132,6 +143,7 @@ func NewServer(opts ...Option) *Server {
 		s.clock = cfg.manual
 	}
 	s.st.sequenceStart = cfg.sequenceStart
+	s.st.saslScheme = cfg.saslScheme
 	s.initMembers(cfg.members)
 	s.log.enabled = cfg.keepLog
 	s.log.clock = s.clock

@@ -41,6 +41,8 @@ type state struct {
 	// sequenceStart is where a new node's sequence counter starts
 	// (WithSequenceStart).
 	sequenceStart int32
+	// saslScheme: ACLs may name the "sasl" scheme (WithSASLScheme).
+	saslScheme bool
 }
 
 // sessionState is what the server keeps about a session.
@@ -271,7 +273,7 @@ func (st *state) create(ctx writeCtx, op createOp) (string, zk.Stat, error) {
 		return "", zk.Stat{}, zk.ErrNodeExists
 	}
 	parentPath := parentOf(op.path)
-	acl, err := fixupACL(op.acl, st.ids(ctx.session))
+	acl, err := fixupACL(op.acl, st.ids(ctx.session), st.saslScheme)
 	if err != nil {
 		return "", zk.Stat{}, err
 	}
@@ -454,7 +456,7 @@ func (st *state) setACL(ctx writeCtx, path string, acl []zk.ACL, version int32) 
 	if !serverPathOK(path, ctx.clientChecked) {
 		return zk.Stat{}, zk.ErrBadArguments
 	}
-	fixed, err := fixupACL(acl, st.ids(ctx.session))
+	fixed, err := fixupACL(acl, st.ids(ctx.session), st.saslScheme)
 	if err != nil {
 		return zk.Stat{}, err
 	}

@@ -10,6 +10,19 @@
 // to list sessions, expire one, drop or partition its connection, lose a
 // reply, stop a member, move a manual clock, read the tree and the event
 // log, and reset. Only loopback addresses are accepted.
+//
+// With -jaas FILE it authenticates SASL DIGEST-MD5 logins as a ZooKeeper
+// 3.8 server given the same file with -Djava.security.auth.login.config
+// and authProvider.1=org.apache.zookeeper.server.auth.SASLAuthenticationProvider
+// does: the users are the Server section's DigestLoginModule options
+// user_NAME="PASSWORD" (testdata/sasl/jaas.conf has kazoo's), a login
+// gives its session the identity sasl:NAME, "sasl" ACLs are served, and
+// bad credentials are answered AUTHFAILED before the connection closes
+// (wire.WithSASLUsers, zkfake.WithSASLScheme). kazoo's own SASL tests run
+// against it:
+//
+//	go run ./cmd/zkfake-server -addr 127.0.0.1:23181 -jaas testdata/sasl/jaas.conf &
+//	ZK_SERVERS=127.0.0.1:23181 python3 testdata/kazoo/run_suite.py test_sasl.py
 package main
 
 import (
@@ -36,6 +49,7 @@ type options struct {
 	manualClock bool
 	eventLog    bool
 	zooCfg      string
+	jaas        string
 }
 
 func main() {
@@ -47,6 +61,7 @@ func main() {
 	flag.IntVar(&o.members, "members", 1, "members of the modelled ensemble (zkfake.WithEnsemble), for the admin's member stop and start")
 	flag.BoolVar(&o.manualClock, "manual-clock", false, "time moves only when the admin says (POST /clock/advance)")
 	flag.BoolVar(&o.eventLog, "event-log", false, "keep the event log for the admin's GET /log (it grows without bound)")
+	flag.StringVar(&o.jaas, "jaas", "", "JAAS file whose Server section's DigestLoginModule users (user_NAME=\"PASSWORD\") may log in with SASL DIGEST-MD5, as -Djava.security.auth.login.config gives ZooKeeper; also serves the sasl ACL scheme")
 	flag.StringVar(&o.zooCfg, "zoo-cfg", "", "zoo.cfg whose server lines /zookeeper/config holds (zkfake.WithQuorum), one member per participant; its client addresses, if any, must be the one served")
 	flag.Parse()
 	if err := run(o, os.Stdout, interrupted()); err != nil {
@@ -73,6 +88,19 @@ func run(o options, out *os.File, stop <-chan os.Signal) error {
 		}
 	}
 	opts := []zkfake.Option{zkfake.WithTickTime(o.tick), zkfake.WithEnsemble(o.members)}
+	wireOpts := []wire.Option{wire.WithMaxConnections(o.maxConns)}
+	if o.jaas != "" {
+		conf, err := os.ReadFile(o.jaas)
+		if err != nil {
+			return fmt.Errorf("-jaas: %w", err)
+		}
+		users, err := wire.JAASUsers(conf)
+		if err != nil {
+			return fmt.Errorf("-jaas %s: %w", o.jaas, err)
+		}
+		opts = append(opts, zkfake.WithSASLScheme())
+		wireOpts = append(wireOpts, wire.WithSASLUsers(users))
+	}
 	if !o.eventLog {
 		opts = append(opts, zkfake.WithoutEventLog())
 	}
@@ -86,7 +114,7 @@ func run(o options, out *os.File, stop <-chan os.Signal) error {
 	opts = append(opts, quorum...)
 	srv := zkfake.NewServer(opts...)
 	defer srv.Close()
-	l, err := wire.Listen(srv, o.addr, wire.WithMaxConnections(o.maxConns))
+	l, err := wire.Listen(srv, o.addr, wireOpts...)
 	if err != nil {
 		return err
 	}

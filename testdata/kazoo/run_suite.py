@@ -5,9 +5,10 @@ the served fake (cmd/zkfake-server).
 kazoo's harness starts a ZooKeeper cluster of its own; here its
 get_global_cluster is replaced by the servers given, which the suite cannot
 stop or start: the tests that stop a server are skipped, on either side.
-Usage: ZK_SERVERS=127.0.0.1:2181 python3 run_suite.py [pytest arguments]
-It needs Debian's python3-kazoo, python3-pytest and python3-mock; pytest's
-short summary (-rA) names each test's outcome.
+Usage: ZK_SERVERS=127.0.0.1:2181 python3 run_suite.py [test file] [pytest arguments]
+It needs Debian's python3-kazoo, python3-pytest and python3-mock (and, for
+test_sasl.py's logins, python3-pure-sasl); pytest's short summary (-rA)
+names each test's outcome.
 """
 import os
 import sys
@@ -64,12 +65,21 @@ harness.get_global_cluster = lambda: CLUSTER
 def main():
     """Runs the suite under pytest, in this process, so that the cluster
     above stands in for kazoo's; arguments are passed on to pytest (a test
-    id or -k EXPR selects tests)."""
+    id or -k EXPR selects tests). An argument that names one of kazoo's
+    test files, alone or with its test (test_sasl.py,
+    test_sasl.py::TestSASLDigestAuthentication), runs that file instead of
+    the whole suite: pytest then imports only it, and the other files'
+    dependencies (objgraph, gevent, eventlet) need not be installed."""
     import pytest
 
     tests = os.path.dirname(kazoo.tests.__file__)
-    args = [tests, "-q", "-rA", "-p", "no:cacheprovider", "--timeout=120"] if has_timeout() else [tests, "-q", "-rA", "-p", "no:cacheprovider"]
-    sys.exit(pytest.main(args + sys.argv[1:]))
+    chosen = [a for a in sys.argv[1:] if a.startswith("test_") and a.split("::")[0].endswith(".py")]
+    rest = [a for a in sys.argv[1:] if a not in chosen]
+    paths = [os.path.join(tests, a) for a in chosen] or [tests]
+    args = paths + ["-q", "-rA", "-p", "no:cacheprovider"]
+    if has_timeout():
+        args.append("--timeout=120")
+    sys.exit(pytest.main(args + rest))
 
 
 def has_timeout():

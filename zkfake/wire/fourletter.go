@@ -384,3 +384,40 @@ func (l *Listener) mntr() string {
 	line("uptime", time.Since(l.started).Milliseconds())
 	return b.String()
 }
+
+// connStats is what cons shows of a connection besides its packet counts.
+type connStats struct {
+	established time.Time // when it got its session
+	lastOp      string    // the last request answered, as ZooKeeper abbreviates it
+	lastCxid    int32
+	lastZxid    int64
+	lastResp    time.Time
+}
+
+// answered records a reply for cons.
+func (cc *clientConn) answered(op int32, cxid int32, zxid int64) {
+	cc.mu.Lock()
+	cc.stats.lastOp, cc.stats.lastCxid, cc.stats.lastZxid, cc.stats.lastResp = opAbbreviation(op), cxid, zxid, time.Now()
+	cc.mu.Unlock()
+}
+
+// resetStats forgets the connection's statistics (crst), as the real
+// server resets them: counts to 0, last operation "NA", cxid and zxid -1.
+func (cc *clientConn) resetStats() {
+	cc.received.Store(0)
+	cc.sent.Store(0)
+	cc.mu.Lock()
+	cc.stats = connStats{established: cc.stats.established, lastOp: "NA", lastCxid: -1, lastZxid: -1}
+	cc.mu.Unlock()
+}
+
+// interest is what the bracket after a client's address shows: its
+// interest ops, 1 (read) once it has a session, 0 before.
+func (cc *clientConn) interest() int {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	if cc.session != nil {
+		return 1
+	}
+	return 0
+}

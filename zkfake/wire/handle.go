@@ -163,6 +163,8 @@ func (s *session) handle(cc *clientConn, req *request) bool {
 			cc.sendAndClose(replyHeader(req.xid, s.l.srv.Zxid(), jute.CodeAuthFailed).Bytes())
 			return false
 		}
+	case opSASL:
+		return s.handleSASL(cc, req)
 	case jute.OpAddWatch:
 		var ch <-chan zk.Event
 		ch, err = conn.AddWatch(req.path, zkfake.AddWatchMode(req.mode))

@@ -134,6 +134,9 @@ type request struct {
 	scheme string
 	auth   []byte
 
+	// sasl: the client's token, nil if it sent a null buffer
+	token []byte
+
 	// setWatches and setWatches2
 	relativeZxid                          int64
 	dataWatches, existWatches, childWatch []string
@@ -183,6 +186,8 @@ func decodeRequest(frame []byte) (*request, error) {
 		if req.op == jute.OpSetWatches2 {
 			req.persistentWatches, req.recursiveWatches = r.Strings(), r.Strings()
 		}
+	case opSASL:
+		req.token = r.Buffer()
 	case jute.OpReconfig:
 		r.Buffer()
 		r.Buffer()

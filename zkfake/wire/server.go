@@ -27,7 +27,8 @@ type config struct {
 	fourLetterWords []string // nil: every one
 	maxConnections  int
 	maxFrameSize    int
-	idleLimit       time.Duration // a Pipe's (WithIdleLimit)
+	idleLimit       time.Duration     // a Pipe's (WithIdleLimit)
+	saslUsers       map[string]string // nil: no SASL (WithSASLUsers)
 }
 
 // WithMaxConnections caps the number of client connections open at once
@@ -214,6 +215,10 @@ type clientConn struct {
 	pipe bool
 	link *link
 
+	// sasl is the connection's SASL login, from its first SASL request
+	// on (see handleSASL); only the connection's reading goroutine uses it.
+	sasl *digestServer
+
 	received, sent atomic.Int64
 }
 
@@ -265,43 +270,6 @@ func (cc *clientConn) releaseReplies(op int32) {
 		default:
 		}
 	}
-}
-
-// connStats is what cons shows of a connection besides its packet counts.
-type connStats struct {
-	established time.Time // when it got its session
-	lastOp      string    // the last request answered, as ZooKeeper abbreviates it
-	lastCxid    int32
-	lastZxid    int64
-	lastResp    time.Time
-}
-
-// answered records a reply for cons.
-func (cc *clientConn) answered(op int32, cxid int32, zxid int64) {
-	cc.mu.Lock()
-	cc.stats.lastOp, cc.stats.lastCxid, cc.stats.lastZxid, cc.stats.lastResp = opAbbreviation(op), cxid, zxid, time.Now()
-	cc.mu.Unlock()
-}
-
-// resetStats forgets the connection's statistics (crst), as the real
-// server resets them: counts to 0, last operation "NA", cxid and zxid -1.
-func (cc *clientConn) resetStats() {
-	cc.received.Store(0)
-	cc.sent.Store(0)
-	cc.mu.Lock()
-	cc.stats = connStats{established: cc.stats.established, lastOp: "NA", lastCxid: -1, lastZxid: -1}
-	cc.mu.Unlock()
-}
-
-// interest is what the bracket after a client's address shows: its
-// interest ops, 1 (read) once it has a session, 0 before.
-func (cc *clientConn) interest() int {
-	cc.mu.Lock()
-	defer cc.mu.Unlock()
-	if cc.session != nil {
-		return 1
-	}
-	return 0
 }
 
 // send queues a frame body (without its length prefix).
