@@ -16,7 +16,8 @@ import (
 // WriteTranscript writes a transcript in the corpus format: comment lines
 // from header, then "sequence <name>", "sessions <n>", for an ensemble
 // "quorum server.ID=..." per server its /zookeeper/config lists
-// (Transcript.Quorum), and per op its line followed by its observations
+// (Transcript.Quorum), "scheme sasl" for servers with that ACL scheme
+// (Transcript.SASLScheme), and per op its line followed by its observations
 // indented by two spaces; the side's failed checks, if any, come last as
 // "check: ..." lines.
 func WriteTranscript(w io.Writer, header string, t *Transcript) error {
@@ -29,6 +30,9 @@ func WriteTranscript(w io.Writer, header string, t *Transcript) error {
 	fmt.Fprintf(bw, "sequence %s\nsessions %d\n", t.Sequence.Name, t.Sequence.Sessions)
 	for _, q := range t.Quorum {
 		fmt.Fprintf(bw, "quorum server.%d=%s\n", q.ID, q)
+	}
+	if t.SASLScheme {
+		fmt.Fprintln(bw, "scheme sasl")
 	}
 	for i, op := range t.Sequence.Ops {
 		fmt.Fprintln(bw, op.Line())
@@ -70,6 +74,8 @@ func ReadTranscript(r io.Reader) (*Transcript, error) {
 			t.Sequence.Sessions = n
 		case strings.HasPrefix(line, "check: "):
 			t.Checks = append(t.Checks, line)
+		case line == "scheme sasl":
+			t.SASLScheme = true
 		case strings.HasPrefix(line, "quorum "):
 			// The lines of a configuration that lists servers, so
 			// standalone or not, it is an ensemble's.

@@ -7,7 +7,8 @@
 // sessions: creates of every mode (persistent, ephemeral, sequential,
 // container, TTL, protected ephemeral sequential) with ACLs of every scheme
 // (ip ids in their odd forms, digest ids with and without their hash, auth,
-// world, odd permission bits), sets and deletes with versions, multis of
+// world, sasl names and principals and a name Kerberos refuses, odd
+// permission bits), sets and deletes with versions, multis of
 // create/set/check/delete of up to 9 ops, reads with every kind of watch,
 // ACL changes, addAuth with every scheme, sync and session close, data up
 // to and over the size limits, paths with letters beyond ASCII and
@@ -98,4 +99,8 @@
 // into RealSide.Quorum, every transcript records it (a corpus file's
 // "quorum" lines), and FakeOptions gives it to the fake
 // (zkfake.WithQuorum). TestAgainstEnsemble fails when it finds no zoo.cfg.
+// The same zoo.cfg tells whether the servers have the "sasl" ACL scheme
+// (an authProvider naming SASLAuthenticationProvider, as .ci/ensemble's
+// does): RealSide.SASLScheme, a corpus file's "scheme sasl" line, and
+// zkfake.WithSASLScheme for the fake.
 package difftest

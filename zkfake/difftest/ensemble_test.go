@@ -25,7 +25,7 @@ func TestAgainstEnsemble(t *testing.T) {
 	if _, err := ensemble.ZooCfg(list); err != nil {
 		t.Fatal(err)
 	}
-	fakeOptions := difftest.FakeOptions(real.Quorum)
+	fakeOptions := difftest.FakeOptions(real.Quorum, real.SASLScheme)
 	defer func() {
 		if err := real.Close(); err != nil {
 			t.Errorf("cleanup: %v", err)

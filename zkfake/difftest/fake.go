@@ -23,14 +23,20 @@ type FakeSide struct {
 // FakeOptions returns the options that make a FakeSide's servers hold the
 // configuration quorum in /zookeeper/config (zkfake.WithQuorum), as the
 // real servers a transcript was recorded on do (Transcript.Quorum,
-// RealSide.Quorum); none for a standalone server's. The fake stays a
-// single member: the runner syncs every session after each write, so a
+// RealSide.Quorum), none for a standalone server's, and give them the
+// "sasl" ACL scheme if those servers have it (zkfake.WithSASLScheme;
+// Transcript.SASLScheme, RealSide.SASLScheme). The fake stays a single
+// member: the runner syncs every session after each write, so a
 // sequence's answers do not depend on which member a session reads from.
-func FakeOptions(quorum []zkfake.QuorumServer) []zkfake.Option {
-	if quorum == nil {
-		return nil
+func FakeOptions(quorum []zkfake.QuorumServer, saslScheme bool) []zkfake.Option {
+	var opts []zkfake.Option
+	if saslScheme {
+		opts = append(opts, zkfake.WithSASLScheme())
 	}
-	return []zkfake.Option{zkfake.WithQuorum(quorum), zkfake.WithEnsemble(1)}
+	if quorum == nil {
+		return opts
+	}
+	return append(opts, zkfake.WithQuorum(quorum), zkfake.WithEnsemble(1))
 }
 
 // server returns the server of the current sequence, starting it if need

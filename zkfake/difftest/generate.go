@@ -215,7 +215,7 @@ func (g *generator) acl() string {
 		w(2, "loopback"), w(2, "elsewhere"), w(1, "empty"), w(1, "bogus"), w(1, "someone"),
 		w(1, "loopnet"), w(1, "anyip"), w(1, "tennet"), w(1, "hostbits"), w(1, "ipv6"), w(1, "badprefix"),
 		w(1, "ipname"), w(1, "ipempty"), w(1, "ipshort"), w(1, "nohash"), w(1, "noname"), w(1, "authid"),
-		w(1, "worldread"), w(1, "noperms"), w(1, "allbits"), w(1, "twice"))
+		w(1, "worldread"), w(1, "noperms"), w(1, "allbits"), w(1, "twice"), w(1, "sasl"), w(1, "saslprinc"), w(1, "saslbad"))
 }
 
 func (g *generator) session() int {

@@ -111,6 +111,11 @@ var aclPalette = map[string][]zk.ACL{
 	"noperms":   withAlice(zk.ACL{Perms: 0, Scheme: "world", ID: "anyone"}),
 	"allbits":   withAlice(zk.ACL{Perms: 0x7fffffff, Scheme: "world", ID: "anyone"}),
 	"twice":     withAlice(zk.ACL{Perms: zk.PermRead, Scheme: "world", ID: "anyone"}, zk.ACL{Perms: zk.PermAll, Scheme: "world", ID: "anyone"}),
+	// sasl ids (no session of a sequence logs in with SASL): a user, a
+	// Kerberos principal, and a name KerberosName refuses.
+	"sasl":      withAlice(zk.ACL{Perms: zk.PermAll, Scheme: "sasl", ID: "jaasuser"}),
+	"saslprinc": withAlice(zk.ACL{Perms: zk.PermRead, Scheme: "sasl", ID: "zookeeper/localhost@EXAMPLE.COM"}),
+	"saslbad":   withAlice(zk.ACL{Perms: zk.PermAll, Scheme: "sasl", ID: "a@b@c"}),
 }
 
 // withAlice is acl with alice's digest identity granted everything, so that

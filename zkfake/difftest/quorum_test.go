@@ -54,7 +54,7 @@ func TestConfigNodeReplay(t *testing.T) {
 	if len(recorded.Quorum) != 3 || recorded.Quorum[1].String() != "127.0.0.1:24882:25882:participant" {
 		t.Fatalf("quorum read back as %+v", recorded.Quorum)
 	}
-	fake, err := runFake(t, &difftest.FakeSide{Options: difftest.FakeOptions(recorded.Quorum)}, recorded.Sequence)
+	fake, err := runFake(t, &difftest.FakeSide{Options: difftest.FakeOptions(recorded.Quorum, recorded.SASLScheme)}, recorded.Sequence)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,5 +79,47 @@ func TestConfigNodeReplay(t *testing.T) {
 	}
 	if len(back.Quorum) != len(recorded.Quorum) || back.Quorum[2] != recorded.Quorum[2] {
 		t.Errorf("quorum %+v after a round trip, want %+v", back.Quorum, recorded.Quorum)
+	}
+}
+
+// TestSASLSchemeReplay holds a transcript's "scheme sasl" line to what it
+// changes: a sasl ACL is taken by a fake given the scheme (FakeOptions),
+// as by an ensemble whose zoo.cfg names SASLAuthenticationProvider, and
+// refused by one without it, as by a server without the provider; the
+// line survives a write and a read.
+func TestSASLSchemeReplay(t *testing.T) {
+	recorded, err := difftest.ReadTranscript(strings.NewReader(`sequence sasl
+sessions 1
+scheme sasl
+1 s1 create a data="x" flags=persistent acl=sasl
+2 s1 create b data="x" flags=persistent acl=saslbad
+3 s1 get a
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !recorded.SASLScheme {
+		t.Fatal(`"scheme sasl" not read`)
+	}
+	var b strings.Builder
+	if err := difftest.WriteTranscript(&b, "", recorded); err != nil {
+		t.Fatal(err)
+	}
+	if back, err := difftest.ReadTranscript(strings.NewReader(b.String())); err != nil || !back.SASLScheme {
+		t.Fatalf("after a round trip: %v, scheme sasl %v", err, back != nil && back.SASLScheme)
+	}
+	with, err := runFake(t, &difftest.FakeSide{Options: difftest.FakeOptions(nil, true)}, recorded.Sequence)
+	if err != nil {
+		t.Fatal(err)
+	}
+	without, err := runFake(t, &difftest.FakeSide{}, recorded.Sequence)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if difftest.Compare("with", with, "without", without) == nil {
+		t.Error("a fake without the sasl scheme answers a sasl ACL as one with it")
+	}
+	if got := with.Steps[0].Lines[0]; got != "-> path=a err=nil" {
+		t.Errorf("a fake with the scheme creates a node with a sasl ACL: %s", got)
 	}
 }

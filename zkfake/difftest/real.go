@@ -26,6 +26,11 @@ type RealSide struct {
 	// transcript. NewRealSide sets it from the zoo.cfg ensemble.ZooCfg
 	// finds, and leaves it nil when it finds none.
 	Quorum []zkfake.QuorumServer
+	// SASLScheme is whether the servers have the "sasl" ACL scheme: their
+	// zoo.cfg names SASLAuthenticationProvider as an authProvider, as
+	// .ci/ensemble's does. A fake compared with them needs it too
+	// (FakeOptions).
+	SASLScheme bool
 
 	servers []string
 	admin   *zk.Conn
@@ -50,6 +55,7 @@ func NewRealSide(servers []string) (*RealSide, error) {
 		if rs.Quorum, err = zkfake.ParseZooCfg(zooCfg); err != nil {
 			return nil, fmt.Errorf("difftest: the servers' configuration: %v", err)
 		}
+		rs.SASLScheme = saslProvider(zooCfg)
 	}
 	admin, err := rs.dialAdmin()
 	if err != nil {
@@ -152,4 +158,18 @@ func createBase(c zktest.Conn, base string) (int64, error) {
 		return 0, fmt.Errorf("reading %s: %v", base, err)
 	}
 	return st.Czxid, nil
+}
+
+// saslProvider reports whether a server started with zooCfg has the
+// "sasl" ACL scheme: an authProvider.N key names
+// SASLAuthenticationProvider (ProviderRegistry.initialize).
+func saslProvider(zooCfg string) bool {
+	for _, line := range strings.Split(zooCfg, "\n") {
+		key, value, _ := strings.Cut(strings.TrimSpace(line), "=")
+		if strings.HasPrefix(strings.TrimSpace(key), "authProvider.") &&
+			strings.TrimSpace(value) == "org.apache.zookeeper.server.auth.SASLAuthenticationProvider" {
+			return true
+		}
+	}
+	return false
 }

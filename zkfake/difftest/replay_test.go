@@ -45,7 +45,7 @@ func replayCorpus(t *testing.T, opts ...zkfake.Option) {
 	for _, f := range files {
 		recorded := corpus[f]
 		t.Run(strings.TrimSuffix(filepath.Base(f), ".txt"), func(t *testing.T) {
-			side := &difftest.FakeSide{Options: append(difftest.FakeOptions(recorded.Quorum), opts...)}
+			side := &difftest.FakeSide{Options: append(difftest.FakeOptions(recorded.Quorum, recorded.SASLScheme), opts...)}
 			fake, err := runFake(t, side, recorded.Sequence)
 			if err != nil {
 				t.Fatal(err)

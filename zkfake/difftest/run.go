@@ -45,6 +45,10 @@ type Transcript struct {
 	// which a fake compared with the transcript must hold too
 	// (FakeOptions). It is not compared.
 	Quorum []zkfake.QuorumServer
+	// SASLScheme is RealSide.SASLScheme of the servers the sequence ran
+	// on, which a fake compared with the transcript must have too. It is
+	// not compared.
+	SASLScheme bool
 }
 
 // Step is what one op observed.
@@ -74,7 +78,7 @@ func Run(side Side, seq Sequence) (*Transcript, error) {
 	r := &run{owners: map[int64]string{}, returned: map[int]string{}, requested: map[int]string{}, times: map[int64]int64{}}
 	tr, err := r.all(side, seq)
 	if rs, ok := side.(*RealSide); ok && tr != nil {
-		tr.Quorum = slices.Clone(rs.Quorum)
+		tr.Quorum, tr.SASLScheme = slices.Clone(rs.Quorum), rs.SASLScheme
 	}
 	for _, s := range r.sessions {
 		if closeErr := s.close(); closeErr != nil && err == nil {
