@@ -215,6 +215,11 @@ func fixupACL(acl []zk.ACL, ids []authID, sasl bool) ([]zk.ACL, error) {
 				if id.scheme == "ip" {
 					continue // the ip id is not an authenticated identity
 				}
+				if id.scheme == "sasl" && !sasl {
+					// A login's identity with no provider for its scheme:
+					// "Missing AuthenticationProvider for sasl".
+					continue
+				}
 				add(zk.ACL{Perms: a.Perms, Scheme: id.scheme, ID: id.id})
 				found = true
 			}

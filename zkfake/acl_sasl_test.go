@@ -3,6 +3,7 @@ package zkfake_test
 import (
 	"reflect"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -107,4 +108,58 @@ func TestSASLACLValidity(t *testing.T) {
 	if got, _ := c.WhoAmI(); len(got) != 1 {
 		t.Fatalf("WhoAmI after a refused name: %v", got)
 	}
+}
+
+// A login's identity on a server without the sasl scheme, as on a
+// ZooKeeper given a JAAS file but no SASLAuthenticationProvider: the auth
+// scheme does not take it ("Missing AuthenticationProvider for sasl", and
+// InvalidACL with no other identity) and WhoAmI leaves it out; with the
+// scheme, both have it.
+func TestSASLIdentityWithoutTheScheme(t *testing.T) {
+	for _, scheme := range []bool{false, true} {
+		var opts []zkfake.Option
+		if scheme {
+			opts = append(opts, zkfake.WithSASLScheme())
+		}
+		c := saslConns(t, opts...)[0]
+		if err := c.AddSASLIdentity("jaasuser"); err != nil {
+			t.Fatal(err)
+		}
+		_, err := c.Create("/a", nil, 0, zk.AuthACL(zk.PermAll))
+		who, whoErr := c.WhoAmI()
+		if whoErr != nil {
+			t.Fatal(whoErr)
+		}
+		listed := false
+		for _, info := range who {
+			listed = listed || info.Scheme == "sasl"
+		}
+		if scheme && (err != nil || !listed) {
+			t.Errorf("with the scheme: create with the auth scheme %v, WhoAmI %v", err, who)
+		}
+		if !scheme && (err != zk.ErrInvalidACL || listed) {
+			t.Errorf("without the scheme: create with the auth scheme %v (want ErrInvalidACL), WhoAmI %v", err, who)
+		}
+	}
+}
+
+// A login is taken outside the request pipeline: a rule that loses the
+// session's next request loses its next request, not the login.
+func TestSASLIdentityPassesLossRules(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := zkfake.NewServer(zkfake.WithSASLScheme())
+		defer srv.Close()
+		c, _, err := srv.Connect(10 * time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		srv.LoseReplies(zkfake.ReplyLoss{SessionID: c.SessionID(), Nth: 1})
+		if err := c.AddSASLIdentity("jaasuser"); err != nil {
+			t.Fatalf("login under a loss rule: %v", err)
+		}
+		if _, _, err := c.Exists("/"); err != zk.ErrConnectionClosed {
+			t.Fatalf("the request after the login: %v, want the loss rule's ErrConnectionClosed", err)
+		}
+	})
 }

@@ -725,13 +725,18 @@ func (st *state) getAllChildrenNumber(v view, session int64, path string) (int32
 // order the server's connection keeps them (authOrder).
 func (st *state) whoAmI(session int64) []ClientInfo {
 	ids := authOrder(st.ids(st.sessions[session]))
-	out := make([]ClientInfo, len(ids))
-	for i, id := range ids {
+	out := make([]ClientInfo, 0, len(ids))
+	for _, id := range ids {
+		if id.scheme == "sasl" && !st.saslScheme {
+			// ServerCnxn.getClientInfos leaves out an identity whose
+			// scheme has no provider.
+			continue
+		}
 		user := id.id
 		if id.scheme == "digest" {
 			user, _, _ = strings.Cut(user, ":")
 		}
-		out[i] = ClientInfo{Scheme: id.scheme, User: user}
+		out = append(out, ClientInfo{Scheme: id.scheme, User: user})
 	}
 	return out
 }
