@@ -381,7 +381,7 @@ func (c *Conn) exchange(op, path string, size int, apply func(st *state) error) 
 	loss, rule := s.losses.match(s, c, op, path)
 	if loss == lossBeforeApply {
 		s.log.add(Record{Kind: RecordFault, Session: c.session, Op: op, Path: path, Result: "request lost"})
-		c.bounce()
+		c.lose(rule)
 		return zk.ErrConnectionClosed
 	}
 	err := apply(s.st)
@@ -390,14 +390,7 @@ func (c *Conn) exchange(op, path string, size int, apply func(st *state) error) 
 		// lost reply leaves its last-seen zxid where it was: on reconnect
 		// a member that has not applied this write yet may take it.
 		s.log.add(Record{Kind: RecordFault, Session: c.session, Op: op, Path: path, Result: "reply lost"})
-		if rule != nil {
-			for _, m := range rule.StopMembers {
-				s.stopMember(m)
-			}
-		}
-		if c.link == linkUp {
-			c.bounce()
-		}
+		c.lose(rule)
 		return zk.ErrConnectionClosed
 	}
 	// The reply carries the zxid of the member that answered.

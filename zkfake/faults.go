@@ -158,12 +158,13 @@ type ReplyLoss struct {
 	// not know it made); false loses the request before it reaches the
 	// server.
 	Applied bool
-	// StopMembers, with Applied, stops these ensemble members (as
-	// StopMember) once the request is applied and before its reply
-	// leaves: the leader commits the write and the members go down with
-	// the reply. With a majority among them the ensemble loses its quorum
-	// at that instant, and the client's connection stays down until they
-	// start again; the client never learns whether its write happened.
+	// StopMembers stops these ensemble members (as StopMember) with the
+	// loss: with Applied, once the request is applied and before its
+	// reply leaves (the leader commits the write and the members go down
+	// with the reply); without, before the request reaches them. With a
+	// majority among them the ensemble loses its quorum at that instant,
+	// and the client's connection stays down until they start again; the
+	// client never learns whether its write happened.
 	StopMembers []int
 }
 
@@ -198,6 +199,20 @@ func (s *Server) LoseReplies(rule ReplyLoss) (remove func()) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		r.removed = true
+	}
+}
+
+// lose takes the connection down with a lost request or reply, and the
+// members rule names (ReplyLoss.StopMembers) with it. Called with srv.mu
+// held.
+func (c *Conn) lose(rule *lossRule) {
+	if rule != nil {
+		for _, m := range rule.StopMembers {
+			c.srv.stopMember(m)
+		}
+	}
+	if c.link == linkUp {
+		c.bounce()
 	}
 }
 

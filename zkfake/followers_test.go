@@ -150,6 +150,22 @@ func TestReplyLostAsTheQuorumGoes(t *testing.T) {
 		if a.SessionID() != id || a.State() != zk.StateHasSession || !exists(t, a, "/ghost") {
 			t.Fatalf("after the quorum came back: session %#x (was %#x), state %v, or the write was lost", a.SessionID(), id, a.State())
 		}
+
+		// A request lost before it applies takes the members with it too,
+		// and is not applied.
+		srv.LoseReplies(zkfake.ReplyLoss{SessionID: id, Nth: 1, StopMembers: []int{1, 2}})
+		if _, err := a.Create("/never", nil, 0, open); err != zk.ErrConnectionClosed {
+			t.Fatalf("create lost as the quorum went: %v, want ErrConnectionClosed", err)
+		}
+		if srv.MemberUp(1) || srv.MemberUp(2) {
+			t.Fatal("the members did not stop with the lost request")
+		}
+		srv.StartMember(1)
+		srv.StartMember(2)
+		time.Sleep(time.Second + time.Millisecond)
+		if exists(t, a, "/never") {
+			t.Fatal("a request lost before it applied was applied")
+		}
 	})
 }
 
