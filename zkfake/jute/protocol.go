@@ -26,6 +26,7 @@ const (
 	OpClose                = -11
 	OpSetAuth              = 100
 	OpSetWatches           = 101
+	OpSASL                 = 102
 	OpGetEphemerals        = 103
 	OpGetAllChildrenNumber = 104
 	OpSetWatches2          = 105

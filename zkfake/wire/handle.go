@@ -163,7 +163,7 @@ func (s *session) handle(cc *clientConn, req *request) bool {
 			cc.sendAndClose(replyHeader(req.xid, s.l.srv.Zxid(), jute.CodeAuthFailed).Bytes())
 			return false
 		}
-	case opSASL:
+	case jute.OpSASL:
 		return s.handleSASL(cc, req)
 	case jute.OpAddWatch:
 		var ch <-chan zk.Event

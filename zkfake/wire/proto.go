@@ -186,7 +186,7 @@ func decodeRequest(frame []byte) (*request, error) {
 		if req.op == jute.OpSetWatches2 {
 			req.persistentWatches, req.recursiveWatches = r.Strings(), r.Strings()
 		}
-	case opSASL:
+	case jute.OpSASL:
 		req.token = r.Buffer()
 	case jute.OpReconfig:
 		r.Buffer()

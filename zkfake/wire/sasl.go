@@ -7,11 +7,6 @@ import (
 	"github.com/zksim/zksim/zkfake/jute"
 )
 
-// opSASL is the request a client sends each SASL token in (OpCode.sasl),
-// its body a GetSASLRequest: one buffer. The reply's body is a
-// SetSASLResponse, the server's token, also one buffer.
-const opSASL = 102
-
 // WithSASLUsers has the listener authenticate SASL DIGEST-MD5 logins for
 // these users (name → password), as the DigestLoginModule users of a JAAS
 // file's Server section (user_NAME="PASSWORD"; JAASUsers reads them) have
@@ -35,7 +30,9 @@ func WithSASLUsers(users map[string]string) Option {
 	}
 }
 
-// handleSASL answers one SASL token as ZooKeeperServer.processSasl does,
+// handleSASL answers one SASL token (jute.OpSASL, its body a
+// GetSASLRequest: one buffer; the reply's body a SetSASLResponse, the
+// server's token, also one buffer) as ZooKeeperServer.processSasl does,
 // outside the request pipeline: the reply's zxid is 0, whatever the
 // server's, and the connection's statistics (cons) do not count it. It
 // returns false when the connection must close.

@@ -26,7 +26,6 @@ import (
 // members that file).
 
 const (
-	opSASL      = 102
 	codeNoAuth  = -102
 	codeAuthBad = -115
 )
@@ -87,7 +86,7 @@ func openSASL(t *testing.T, addr string) *saslSession {
 // send sends a SASL token, nil as a null buffer.
 func (s *saslSession) send(token []byte) {
 	s.xid++
-	s.c.write(frame(cat(be32(s.xid), be32(opSASL), saslBuffer(token))))
+	s.c.write(frame(cat(be32(s.xid), be32(jute.OpSASL), saslBuffer(token))))
 }
 
 func saslBuffer(b []byte) []byte {
@@ -286,7 +285,7 @@ func TestSASLBadCredentialsAnsweredAsTheServer(t *testing.T) {
 		resp, _ := digest{user: tc.user, password: tc.password}.response(s.challenge([]byte{}))
 		s.xid++
 		getData := frame(cat(be32(s.xid+1), be32(jute.OpGetData), str("/"), []byte{0}))
-		s.c.write(cat(frame(cat(be32(s.xid), be32(opSASL), saslBuffer([]byte(resp)))), getData))
+		s.c.write(cat(frame(cat(be32(s.xid), be32(jute.OpSASL), saslBuffer([]byte(resp)))), getData))
 		s.refused(tc.what)
 	}
 }
