@@ -62,7 +62,7 @@ func main() {
 	flag.BoolVar(&o.manualClock, "manual-clock", false, "time moves only when the admin says (POST /clock/advance)")
 	flag.BoolVar(&o.eventLog, "event-log", false, "keep the event log for the admin's GET /log (it grows without bound)")
 	flag.StringVar(&o.jaas, "jaas", "", "JAAS file whose Server section's DigestLoginModule users (user_NAME=\"PASSWORD\") may log in with SASL DIGEST-MD5, as -Djava.security.auth.login.config gives ZooKeeper; also serves the sasl ACL scheme")
-	flag.StringVar(&o.zooCfg, "zoo-cfg", "", "zoo.cfg whose server lines /zookeeper/config holds (zkfake.WithQuorum), one member per participant; its client addresses, if any, must be the one served")
+	flag.StringVar(&o.zooCfg, "zoo-cfg", "", "zoo.cfg whose server lines /zookeeper/config holds (zkfake.WithQuorum), one member per participant, in place of -members; its client addresses, if any, must be the one served")
 	flag.Parse()
 	if err := run(o, os.Stdout, interrupted()); err != nil {
 		fmt.Fprintln(os.Stderr, "zkfake-server:", err)

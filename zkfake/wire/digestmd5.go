@@ -247,7 +247,9 @@ func skipLWS(buf []byte, i int) int {
 // that a response with several faults fails as the server's does — with
 // the password from the users and the authorization ZooKeeper's callback
 // grants: whatever authzid the client names, the login proves its
-// username.
+// username. (Not modelled: for a user name with an '@' whose realm no
+// krb5.conf knows, ZooKeeper's callback fails to shorten the name, logs
+// it, and leaves Java's default, the client's authzid, as the identity.)
 func (d *digestServer) validate(v directives) (rspauth []byte, user string, err error) {
 	if cs := v[dirCharset]; cs != nil && javaString(cs) != "utf-8" {
 		return nil, "", refused("Incompatible charset value")
