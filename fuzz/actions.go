@@ -501,9 +501,10 @@ func (h *harness) move(s *slot, loss *zkfake.ReplyLoss) {
 }
 
 // advance lets time pass; timers fire and the clients they wake run, but no
-// client passes the gate.
+// client passes the gate. Replies that come meanwhile reach their clients
+// at the instant they come (see sleepHandingReplies).
 func (h *harness) advance(d time.Duration) {
 	h.cur.span += d
-	time.Sleep(d)
+	h.sleepHandingReplies(d)
 	h.settle()
 }

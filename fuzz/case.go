@@ -89,23 +89,25 @@ func runCase(t *rapid.T, sub *subject, cfg config, lagFromStart bool) *caseResul
 	schedule := rapid.SliceOfN(actionGen(clients, cfg), n, n).Draw(t, "schedule")
 
 	h := &harness{
-		sub:      sub,
-		t:        t,
-		srv:      zkfake.NewServer(zkfake.WithSeed(seed), zkfake.WithTickTime(tick), zkfake.WithEnsemble(members), zkfake.WithShuffledChildren(), zkfake.WithSequenceStart(sequence)),
-		dir:      sub.path,
-		members:  members,
-		lagging:  map[int]bool{},
-		taken:    map[delivery]bool{},
-		start:    time.Now(),
-		rec:      linearizability.NewRecorder(nil),
-		fencing:  fencing,
-		sessions: map[int64]string{},
-		end:      &caseEnd{},
-		woke:     map[*slot]time.Time{},
-		waits:    map[int64][]int{},
-		returns:  map[int64][]int{},
-		releases: map[int64][][2]int{},
-		leftOut:  cfg.NoDetectors,
+		sub:       sub,
+		t:         t,
+		srv:       zkfake.NewServer(zkfake.WithSeed(seed), zkfake.WithTickTime(tick), zkfake.WithEnsemble(members), zkfake.WithShuffledChildren(), zkfake.WithSequenceStart(sequence)),
+		dir:       sub.path,
+		members:   members,
+		seed:      seed,
+		replyCame: make(chan struct{}, 1),
+		lagging:   map[int]bool{},
+		taken:     map[delivery]bool{},
+		start:     time.Now(),
+		rec:       linearizability.NewRecorder(nil),
+		fencing:   fencing,
+		sessions:  map[int64]string{},
+		end:       &caseEnd{},
+		woke:      map[*slot]time.Time{},
+		waits:     map[int64][]int{},
+		returns:   map[int64][]int{},
+		releases:  map[int64][][2]int{},
+		leftOut:   cfg.NoDetectors,
 	}
 	realClients := cfg.RealClients || sub.realOnly
 	where := "a server"
@@ -236,14 +238,15 @@ func (h *harness) spawn(s *slot) {
 	s.incs++
 	ctx, cancel := context.WithCancel(context.Background())
 	inc := &incarnation{
-		slot:    s,
-		n:       s.incs,
-		ctx:     ctx,
-		cancel:  cancel,
-		done:    make(chan struct{}),
-		killed:  make(chan struct{}),
-		row:     len(h.incs),
-		fencing: h.fencing,
+		slot:      s,
+		n:         s.incs,
+		ctx:       ctx,
+		cancel:    cancel,
+		done:      make(chan struct{}),
+		killed:    make(chan struct{}),
+		row:       len(h.incs),
+		fencing:   h.fencing,
+		replyCame: h.replyCame,
 	}
 	link, conn, err := h.connect(inc)
 	if err != nil {
@@ -265,12 +268,14 @@ func (h *harness) spawn(s *slot) {
 // takes in what the clients did meanwhile.
 func (h *harness) settle() {
 	synctest.Wait()
-	// Watch events fired together reach each locker one at a time.
+	// Replies that came after their step, and watch events fired
+	// together, reach each locker one at a time: the replies first, in
+	// the order their calls were granted.
 	for handed := true; handed; {
 		handed = false
 		for _, inc := range h.incs {
 			h.holdLate(inc)
-			if inc.handOver() {
+			if inc.handOverReply() || inc.handOver() {
 				handed = true
 			}
 		}

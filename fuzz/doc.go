@@ -84,8 +84,10 @@
 // or Curator's client). A holder checks Lost() before it writes, where the lock
 // has one, and every other client listens to its lock's changes of state
 // (recipe.WithStateListener). Watch events the server fires together reach
-// each locker one at a time, in a fixed order, so that the Go scheduler
-// never picks which it sees first. The lock's directory (two levels deep,
+// each locker one at a time, in a fixed order, and so do the replies to
+// calls that waited out a cut or an outage, in the order the calls were
+// made, so that the Go scheduler never picks which it sees first nor which
+// of its goroutines runs first. The lock's directory (two levels deep,
 // which the first Lock makes) may start with foreign children: names
 // without a sequence number, ten digits that are no int32, and names like
 // a lock's protected nodes that end in no number ZooKeeper makes. Every

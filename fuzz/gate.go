@@ -99,6 +99,13 @@ type request struct {
 	call    *Call
 	step    int // the story step in which the harness granted it
 	at      time.Time
+	// order places the call's reply among others that come after their
+	// step; returned is set once the call has its reply, and late once
+	// its grant's step settled before it had (see replies.go). Guarded by
+	// the incarnation's mu.
+	order    uint64
+	returned bool
+	late     bool
 	// grant receives true to go on, false to stop (a point of a client
 	// that is told to stop or has crashed).
 	grant chan bool
@@ -152,6 +159,7 @@ func (inc *incarnation) finish(r *request, result string, err error, wrote bool)
 	if inc.dead {
 		return
 	}
+	r.returned = true
 	inc.completed = append(inc.completed, completion{req: r, result: result, err: err, wrote: wrote && err == nil, at: time.Now()})
 }
 
@@ -264,7 +272,9 @@ func (g *gatedConn) after(req zktest.Request, before any, reply zktest.Reply) {
 	if g.inc.isDead() {
 		g.leash.result(reply.Err)
 	}
-	g.inc.finish(before.(*request), describeReply(req, reply), reply.Err, req.Write)
+	r := before.(*request)
+	g.inc.finish(r, describeReply(req, reply), reply.Err, req.Write)
+	g.inc.awaitReply(r)
 }
 
 // local lets SessionID, State and Server through: they read client-side
@@ -461,6 +471,8 @@ func (h *harness) grant(s *slot, r *request) {
 	inc := s.inc
 	inc.take(r)
 	r.step = h.cur.index
+	h.grants++
+	r.order = replyOrder(h.seed, h.grants)
 	s.lastMove = time.Now()
 	if r.point == noPoint {
 		h.checkClosedConn(s)
@@ -479,4 +491,7 @@ func (h *harness) grant(s *slot, r *request) {
 		r.grant <- goOn
 	}
 	h.settle()
+	if r.point == noPoint {
+		inc.outstanding(r)
+	}
 }

@@ -126,6 +126,8 @@ type incarnation struct {
 	completed []completion
 	taken     []delivery     // watch events the locker took from its channels
 	handOvers []handOverWait // watch events waiting to be handed to the locker
+	replies   []handOverWait // replies that came after their step, waiting likewise (replies.go)
+	replyCame chan struct{}  // the harness's: tells it that one did
 	watches   int            // watches forwarded so far, to order events of one path and type
 	killed    chan struct{}  // closed when the incarnation dies
 	dead      bool
@@ -202,6 +204,14 @@ type harness struct {
 	// losing is true while the harness grants a request whose exchange
 	// it has arranged to lose: the story tells the loss right after it.
 	losing bool
+	// grants counts the requests granted, and seed is the case's server
+	// seed: together they order the replies that come after their step
+	// (replies.go).
+	grants int
+	seed   uint64
+	// replyCame is told when such a reply comes, so that an advance hands
+	// it over at once.
+	replyCame chan struct{}
 
 	// rec records the history porcupine checks; opSteps runs beside the
 	// operations recorded during the case, index for index, with the

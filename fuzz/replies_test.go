@@ -1,0 +1,89 @@
+package fuzz_test
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/zksim/zksim/fuzz"
+)
+
+// twins is a recipe whose one op asks the server the same thing from two
+// goroutines at once, and notes whether, once their replies are in, the
+// two ever run at the same time.
+type twins struct {
+	client  fuzz.Client
+	dir     string
+	running atomic.Int32
+}
+
+// Counts over a campaign: ops whose two calls both waited out a cut and
+// came back at one instant, and returns that ran beside another.
+var twinsTogether, twinsOverlaps atomic.Int64
+
+func (w *twins) look(_ context.Context, _ *fuzz.Call) error {
+	start := time.Now()
+	var wg sync.WaitGroup
+	var back [2]time.Time
+	for i := range back {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.client.Conn.Exists(w.dir)
+			back[i] = time.Now()
+			if w.running.Add(1) > 1 {
+				twinsOverlaps.Add(1)
+			}
+			for range 100 {
+				runtime.Gosched() // room for the other to run, were it let
+			}
+			w.running.Add(-1)
+		}()
+	}
+	wg.Wait()
+	if back[0].Equal(back[1]) && back[0].After(start) {
+		twinsTogether.Add(1)
+	}
+	return nil
+}
+
+// TestRepliesReachAClientOneAtATime holds the harness to handing the
+// replies of calls that waited out a cut to their client one at a time:
+// two of its goroutines woken together would run in whatever order, and
+// at once, as the Go scheduler has them, and a seed would not replay.
+// The campaign must reach such pairs for the test to say anything.
+func TestRepliesReachAClientOneAtATime(t *testing.T) {
+	twinsTogether.Store(0)
+	twinsOverlaps.Store(0)
+	r := fuzz.Recipe[*twins]{
+		Name: "twins",
+		New: func(_ context.Context, client fuzz.Client, dir string) *twins {
+			return &twins{client: client, dir: dir}
+		},
+		Ops: []fuzz.Op[*twins]{{Name: "Look", Call: (*twins).look}},
+	}
+	opts := []fuzz.Option{fuzz.WithoutFaults(allBut(fuzz.Partition)...), fuzz.WithoutDetectors(fuzz.Polling, fuzz.Herd)}
+	if f, _ := fuzz.Survey(t, r, opts, 300, 1, nil); f != nil {
+		t.Fatalf("twins: %s\n%s", f.Summary, f.Story)
+	}
+	if twinsTogether.Load() == 0 {
+		t.Fatal("no op had both its calls wait out a cut and come back together: the test reached nothing")
+	}
+	if n := twinsOverlaps.Load(); n > 0 {
+		t.Fatalf("%d replies reached a goroutine while another of the client's ran (%d pairs came back together)", n, twinsTogether.Load())
+	}
+	t.Logf("%d pairs of replies came back together, each handed over alone", twinsTogether.Load())
+}
+
+func allBut(keep fuzz.Fault) []fuzz.Fault {
+	var out []fuzz.Fault
+	for _, f := range fuzz.AllFaults() {
+		if f != keep {
+			out = append(out, f)
+		}
+	}
+	return out
+}
