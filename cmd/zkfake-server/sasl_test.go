@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +20,14 @@ const jaasFile = "../../testdata/sasl/jaas.conf"
 // session without it cannot read, and a bad user and password refused
 // with AuthFailed), against the command started with -jaas, where kazoo,
 // pytest and pure-sasl are installed (CI installs them).
+//
+// kazoo's test_invalid_sasl_auth races with itself: start() returns once
+// the session is made, and if the AUTH_FAILED that follows the bad login
+// has already closed the client, start() raises KazooTimeoutError, not the
+// AuthFailedError the test expects (a kazoo maintainer saw it on
+// python-zk/kazoo#547; it fails so about one run in ten against a 3.8.0
+// ensemble too). A run that fails only so, with the AUTH_FAILED told, is
+// run again, up to three times; it must then pass.
 func TestKazooSASLAgainstTheServedFake(t *testing.T) {
 	py := kazooPython()
 	if py == "" {
@@ -28,14 +37,31 @@ func TestKazooSASLAgainstTheServedFake(t *testing.T) {
 		t.Skip("kazoo's SASL tests need pure-sasl and pytest (apt-get install python3-pure-sasl python3-pytest)")
 	}
 	addr, _ := start(t, options{jaas: jaasFile})
-	cmd := exec.Command(py, "testdata/kazoo/run_suite.py", "test_sasl.py", "-k", "Digest")
-	cmd.Dir = "../.."
-	cmd.Env = append(os.Environ(), "ZK_SERVERS="+addr)
-	out, err := cmd.CombinedOutput()
-	summary := regexp.MustCompile(`(?m)^=* ?(\d+) passed, (\d+) deselected`).FindSubmatch(out)
-	if err != nil || summary == nil || string(summary[1]) != "4" {
-		t.Fatalf("kazoo's test_sasl.py -k Digest: %v, want its 4 tests passed\n%s", err, out)
+	var out []byte
+	for try := 1; ; try++ {
+		cmd := exec.Command(py, "testdata/kazoo/run_suite.py", "test_sasl.py", "-k", "Digest")
+		cmd.Dir = "../.."
+		cmd.Env = append(os.Environ(), "ZK_SERVERS="+addr)
+		var err error
+		out, err = cmd.CombinedOutput()
+		summary := regexp.MustCompile(`(?m)^=* ?(\d+) passed, (\d+) deselected`).FindSubmatch(out)
+		if err == nil && summary != nil && string(summary[1]) == "4" {
+			return
+		}
+		if try == 3 || !kazooStartRace(out) {
+			t.Fatalf("kazoo's test_sasl.py -k Digest (run %d): %v, want its 4 tests passed\n%s", try, err, out)
+		}
+		t.Logf("run %d: kazoo's test_invalid_sasl_auth lost its own race (KazooTimeoutError after AUTH_FAILED); running again", try)
 	}
+}
+
+// kazooStartRace reports whether a run of kazoo's DIGEST-MD5 tests failed
+// only as test_invalid_sasl_auth's start() can after a refused login: one
+// test failed, that one, with KazooTimeoutError, the AUTH_FAILED logged.
+func kazooStartRace(out []byte) bool {
+	failed := regexp.MustCompile(`(?m)^\s*FAILED (\S+)`).FindAllSubmatch(out, -1)
+	return len(failed) == 1 && bytes.HasSuffix(failed[0][1], []byte("::test_invalid_sasl_auth")) &&
+		bytes.Contains(out, []byte("KazooTimeoutError: Connection time-out")) && bytes.Contains(out, []byte("AUTH_FAILED closing"))
 }
 
 // A -jaas file the fake cannot serve stops the command before it serves.
