@@ -186,7 +186,7 @@
 //   - CURATOR-498 (a protected create's retry takes the old session's node
 //     as its own) is written on LeaderLatch 4.1.0 (curator498.go, on
 //     curatorlatch.go's port, listed by Unlisted), and the harness reaches
-//     it from seed 1, but not from every seed: the create, applied with
+//     it from seed 3, but not from every seed: the create, applied with
 //     its reply lost, must retry in the session Curator opens after giving
 //     the old one up, so a lost reply and a quorum lost for longer than
 //     the session timeout must come within the second of the retry's
