@@ -270,7 +270,7 @@ func (h *harness) settle() {
 	synctest.Wait()
 	// Replies that came after their step, and watch events fired
 	// together, reach each locker one at a time: the replies first, in
-	// the order their calls were granted.
+	// an order drawn from the case's seed (replies.go).
 	for handed := true; handed; {
 		handed = false
 		for _, inc := range h.incs {

@@ -85,8 +85,8 @@
 // has one, and every other client listens to its lock's changes of state
 // (recipe.WithStateListener). Watch events the server fires together reach
 // each locker one at a time, in a fixed order, and so do the replies to
-// calls that waited out a cut or an outage, in the order the calls were
-// made, so that the Go scheduler never picks which it sees first nor which
+// calls that waited out a cut or an outage, in an order drawn from the
+// seed, so that the Go scheduler never picks which it sees first nor which
 // of its goroutines runs first. The lock's directory (two levels deep,
 // which the first Lock makes) may start with foreign children: names
 // without a sequence number, ten digits that are no int32, and names like
@@ -302,6 +302,10 @@
 //     code took.
 //   - A process closes its Conn only while connected: between
 //     connections, go-zookeeper's Close races its own reconnect loop.
+//   - Replies to calls that waited out a cut reach the code as
+//     go-zookeeper's receive loop hands them over, not one at a time in
+//     an order drawn from the seed: the gate is at the server, which has
+//     sent them by then.
 //   - A case is slower, about five times.
 //
 // The harness pins what go-zookeeper leaves to the scheduler: it waits

@@ -241,6 +241,9 @@ type gatedConn struct {
 	inc         *incarnation
 	conn        zktest.Conn // the fake's Conn itself
 	leash       *leash      // follows the calls that do not wait for the harness
+	// atServer: the gate is the served fake's, over real clients, whose
+	// replies are sent before the gate hears of them (see replies.go).
+	atServer bool
 }
 
 func newGatedConn(inc *incarnation, conn zktest.Conn, l *leash) *gatedConn {
@@ -274,7 +277,9 @@ func (g *gatedConn) after(req zktest.Request, before any, reply zktest.Reply) {
 	}
 	r := before.(*request)
 	g.inc.finish(r, describeReply(req, reply), reply.Err, req.Write)
-	g.inc.awaitReply(r)
+	if !g.atServer {
+		g.inc.awaitReply(r)
+	}
 }
 
 // local lets SessionID, State and Server through: they read client-side
@@ -414,15 +419,20 @@ func (inc *incarnation) handOver() bool {
 
 // takeFirstHandOver removes and returns the waiting watch event that comes
 // first in key order; inc.mu is held and one is waiting.
-func (inc *incarnation) takeFirstHandOver() handOverWait {
+func (inc *incarnation) takeFirstHandOver() handOverWait { return takeFirst(&inc.handOvers) }
+
+// takeFirst removes and returns the wait of waits that comes first in key
+// order; waits holds one at least.
+func takeFirst(waits *[]handOverWait) handOverWait {
+	ws := *waits
 	first := 0
-	for i, w := range inc.handOvers {
-		if w.key < inc.handOvers[first].key {
+	for i, w := range ws {
+		if w.key < ws[first].key {
 			first = i
 		}
 	}
-	w := inc.handOvers[first]
-	inc.handOvers = append(inc.handOvers[:first], inc.handOvers[first+1:]...)
+	w := ws[first]
+	*waits = append(ws[:first], ws[first+1:]...)
 	return w
 }
 

@@ -64,7 +64,7 @@ func (h *harness) connect(inc *incarnation) (link clientLink, conn zktest.Conn, 
 	// handshake and session come alone, and at the same point in the
 	// server's log, in every run.
 	synctest.Wait()
-	g := &gatedConn{inc: inc, leash: newLeash(h.end)}
+	g := &gatedConn{inc: inc, leash: newLeash(h.end), atServer: true}
 	// The callback may run before NewClient returns.
 	var client atomic.Pointer[wire.Client]
 	heard := func(ev zk.Event) {

@@ -16,12 +16,15 @@ import (
 // what a recipe does when two of its goroutines meet (on its mutex, on a
 // field one of them sets) would be up to the Go scheduler: one run of a
 // seed would not replay another. So such a reply, once the call has it, is
-// held until the harness hands it over, one at a time per client, in the
-// an order drawn from the case's seed, each let run until the client is
+// held until the harness hands it over, one at a time per client, in an
+// order drawn from the case's seed, each let run until the client is
 // blocked again (settle), as watch events fired together are (see
 // handOver). Drawn, not the order the calls were made: in a real process
 // the goroutines woken together run in any order, and a recipe may be
-// wrong in only one of them.
+// wrong in only one of them. An advance wakes at the instant such a reply
+// comes (sleepHandingReplies), so that the reply is not held to the end
+// of the step. Over real clients the gate is the served fake's, which has
+// sent the reply by the time it hears of it: there nothing is held.
 
 // replyOrder is the place of the reply to the nth call the harness
 // granted in a case of the given seed, among replies handed over
@@ -73,14 +76,7 @@ func (inc *incarnation) handOverReply() bool {
 	if len(inc.replies) == 0 {
 		return false
 	}
-	first := 0
-	for i, w := range inc.replies {
-		if w.key < inc.replies[first].key {
-			first = i
-		}
-	}
-	close(inc.replies[first].ready)
-	inc.replies = append(inc.replies[:first], inc.replies[first+1:]...)
+	close(takeFirst(&inc.replies).ready)
 	return true
 }
 
