@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/zksim/zksim/fuzz"
 )
 
@@ -18,21 +19,36 @@ type twins struct {
 	client  fuzz.Client
 	dir     string
 	running atomic.Int32
+	// session is when the client last heard StateHasSession, in Unix
+	// nanoseconds.
+	session atomic.Int64
+}
+
+// listen notes when the client's session comes back.
+func (w *twins) listen() {
+	for ev := range w.client.Events {
+		if ev.State == zk.StateHasSession {
+			w.session.Store(time.Now().UnixNano())
+		}
+	}
 }
 
 // Counts over a campaign: ops whose two calls both waited out a cut and
-// came back at one instant, and returns that ran beside another.
-var twinsTogether, twinsOverlaps atomic.Int64
+// came back at one instant, and returns that ran beside another; ops
+// whose two calls went out again on a new connection, and those whose
+// replies came later than it did.
+var twinsTogether, twinsOverlaps, twinsResent, twinsLate atomic.Int64
 
 func (w *twins) look(_ context.Context, _ *fuzz.Call) error {
 	start := time.Now()
 	var wg sync.WaitGroup
 	var back [2]time.Time
+	var errs [2]error
 	for i := range back {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w.client.Conn.Exists(w.dir)
+			_, _, errs[i] = w.client.Conn.Exists(w.dir)
 			back[i] = time.Now()
 			if w.running.Add(1) > 1 {
 				twinsOverlaps.Add(1)
@@ -46,22 +62,35 @@ func (w *twins) look(_ context.Context, _ *fuzz.Call) error {
 	wg.Wait()
 	if back[0].Equal(back[1]) && back[0].After(start) {
 		twinsTogether.Add(1)
+		// Answered on a connection made during the call: they come
+		// when it does, not when the harness's step ends.
+		if reconnected := time.Unix(0, w.session.Load()); errs[0] == nil && errs[1] == nil && reconnected.After(start) {
+			twinsResent.Add(1)
+			if back[0].After(reconnected) {
+				twinsLate.Add(1)
+			}
+		}
 	}
 	return nil
 }
 
 // TestRepliesReachAClientOneAtATime holds the harness to handing the
-// replies of calls that waited out a cut to their client one at a time:
-// two of its goroutines woken together would run in whatever order, and
-// at once, as the Go scheduler has them, and a seed would not replay.
-// The campaign must reach such pairs for the test to say anything.
+// replies of calls that waited out a cut to their client one at a time
+// (two of its goroutines woken together would run in whatever order, and
+// at once, as the Go scheduler has them, and a seed would not replay),
+// and at the instant they come: a reply on the connection the client
+// makes after the cut comes with it, not at the end of the harness's
+// step. The campaign must reach such pairs for the test to say anything.
 func TestRepliesReachAClientOneAtATime(t *testing.T) {
-	twinsTogether.Store(0)
-	twinsOverlaps.Store(0)
+	for _, n := range []*atomic.Int64{&twinsTogether, &twinsOverlaps, &twinsResent, &twinsLate} {
+		n.Store(0)
+	}
 	r := fuzz.Recipe[*twins]{
 		Name: "twins",
 		New: func(_ context.Context, client fuzz.Client, dir string) *twins {
-			return &twins{client: client, dir: dir}
+			w := &twins{client: client, dir: dir}
+			go w.listen()
+			return w
 		},
 		Ops: []fuzz.Op[*twins]{{Name: "Look", Call: (*twins).look}},
 	}
@@ -75,7 +104,13 @@ func TestRepliesReachAClientOneAtATime(t *testing.T) {
 	if n := twinsOverlaps.Load(); n > 0 {
 		t.Fatalf("%d replies reached a goroutine while another of the client's ran (%d pairs came back together)", n, twinsTogether.Load())
 	}
-	t.Logf("%d pairs of replies came back together, each handed over alone", twinsTogether.Load())
+	if twinsResent.Load() == 0 {
+		t.Fatal("no op had both its calls answered on a connection made during it: the test reached nothing")
+	}
+	if n := twinsLate.Load(); n > 0 {
+		t.Fatalf("%d of %d pairs answered on a new connection came later than the connection", n, twinsResent.Load())
+	}
+	t.Logf("%d pairs of replies came back together, each handed over alone; %d of them at the instant their new connection came", twinsTogether.Load(), twinsResent.Load())
 }
 
 func allBut(keep fuzz.Fault) []fuzz.Fault {
