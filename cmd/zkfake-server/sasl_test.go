@@ -27,7 +27,7 @@ const jaasFile = "../../testdata/sasl/jaas.conf"
 // AuthFailedError the test expects (a kazoo maintainer saw it on
 // python-zk/kazoo#547; it fails so about one run in ten against a 3.8.0
 // ensemble too). A run that fails only so, with the AUTH_FAILED told, is
-// run again, up to three times; it must then pass.
+// run again, up to three runs in all; one of them must pass.
 func TestKazooSASLAgainstTheServedFake(t *testing.T) {
 	py := kazooPython()
 	if py == "" {
