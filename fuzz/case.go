@@ -264,18 +264,14 @@ func (h *harness) spawn(s *slot) {
 	}
 }
 
-// settle waits until every goroutine of the bubble is durably blocked, then
-// takes in what the clients did meanwhile.
-func (h *harness) settle() {
-	synctest.Wait()
-	// Replies that came after their step, and watch events fired
-	// together, reach each locker one at a time: the replies first, in
-	// an order drawn from the case's seed (replies.go).
+// handOverInRounds hands over, in rounds, what next hands over to each
+// client (one thing each, or nothing), letting what it wakes run until the
+// bubble is quiet after each round, until a round hands over nothing.
+func (h *harness) handOverInRounds(next func(*incarnation) bool) {
 	for handed := true; handed; {
 		handed = false
 		for _, inc := range h.incs {
-			h.holdLate(inc)
-			if inc.handOverReply() || inc.handOver() {
+			if next(inc) {
 				handed = true
 			}
 		}
@@ -283,6 +279,19 @@ func (h *harness) settle() {
 			synctest.Wait()
 		}
 	}
+}
+
+// settle waits until every goroutine of the bubble is durably blocked, then
+// takes in what the clients did meanwhile.
+func (h *harness) settle() {
+	synctest.Wait()
+	// Replies that came after their step, and watch events fired
+	// together, reach each locker one at a time: the replies first, in
+	// an order drawn from the case's seed (replies.go).
+	h.handOverInRounds(func(inc *incarnation) bool {
+		h.holdLate(inc)
+		return inc.handOverReply() || inc.handOver()
+	})
 	released := false
 	for _, s := range h.slots {
 		inc := s.inc

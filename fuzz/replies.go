@@ -93,17 +93,7 @@ func (h *harness) sleepHandingReplies(d time.Duration) {
 			return
 		case <-h.replyCame:
 			synctest.Wait()
-			for handed := true; handed; {
-				handed = false
-				for _, inc := range h.incs {
-					if inc.handOverReply() {
-						handed = true
-					}
-				}
-				if handed {
-					synctest.Wait()
-				}
-			}
+			h.handOverInRounds((*incarnation).handOverReply)
 		}
 	}
 }
