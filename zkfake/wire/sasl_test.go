@@ -25,11 +25,6 @@ import (
 // first server named there, which must have them (.ci/ensemble gives its
 // members that file).
 
-const (
-	codeNoAuth  = -102
-	codeAuthBad = -115
-)
-
 // saslUsers reads the users the tests log in as, the ensemble's.
 func saslUsers(t testing.TB) map[string]string {
 	t.Helper()
@@ -127,7 +122,7 @@ func (s *saslSession) token() []byte {
 // closes the connection, answering nothing more.
 func (s *saslSession) refused(what string) {
 	s.t.Helper()
-	if got, want := s.c.read(), cat(be32(s.xid), be64(0), be32(codeAuthBad), be32(-1)); !bytes.Equal(got, want) {
+	if got, want := s.c.read(), cat(be32(s.xid), be64(0), be32(jute.CodeAuthFailed), be32(-1)); !bytes.Equal(got, want) {
 		s.t.Fatalf("%s: reply %x, want %x (AUTHFAILED)", what, got, want)
 	}
 	s.closedUnanswered(what + ", after AUTHFAILED")
@@ -260,7 +255,7 @@ func TestSASLLoginAnsweredAsTheServer(t *testing.T) {
 		who     string
 		session *saslSession
 		want    int32
-	}{{"sasl:jaasuser", user, 0}, {"a session without a login", other, codeNoAuth}, {"sasl:super", super, 0}} {
+	}{{"sasl:jaasuser", user, 0}, {"a session without a login", other, jute.CodeNoAuth}, {"sasl:super", super, 0}} {
 		if code, _ := s.session.ask(jute.OpGetData, cat(str(path), []byte{0})); code != s.want {
 			t.Errorf("getData %s by %s: code %d, want %d", path, s.who, code, s.want)
 		}
