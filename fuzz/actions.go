@@ -278,9 +278,12 @@ func (h *harness) apply(a action) {
 	inc := s.inc
 	switch a.kind {
 	case actMove:
-		h.how = how(a.span)
+		// One draw says both how a client takes a step at a point and
+		// which of its waiting calls to the server goes first: a move is
+		// one or the other.
+		h.how, h.which = how(a.span), a.span
 		h.move(s, nil)
-		h.how = howPlain
+		h.how, h.which = howPlain, 0
 	case actClose:
 		// A real client closes only while connected: between
 		// connections, go-zookeeper's Close races its reconnect loop
@@ -450,11 +453,23 @@ func (h *harness) runnable(s *slot) (*slot, *request) {
 		if o.inc.paused {
 			continue
 		}
-		if r := o.inc.nextRequest(); r != nil {
+		if r := o.inc.chooseRequest(h.orderDrawn()); r != nil {
 			return o, r
 		}
 	}
 	return nil, nil
+}
+
+// orderDrawn is the draw that picks which of a client's waiting calls to
+// the server goes first (chooseRequest). Over real clients it is always
+// the first: the served fake reads a connection's requests in the order
+// the client sent them, and ZooKeeper answers a session's requests in
+// that order.
+func (h *harness) orderDrawn() int {
+	if h.pipe != nil {
+		return 0
+	}
+	return h.which
 }
 
 // move lets a client make its next move: s if it can, else the next one

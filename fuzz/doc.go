@@ -87,7 +87,12 @@
 // each locker one at a time, in a fixed order, and so do the replies to
 // calls that waited out a cut or an outage, in an order drawn from the
 // seed, so that the Go scheduler never picks which it sees first nor which
-// of its goroutines runs first. The lock's directory (two levels deep,
+// of its goroutines runs first. When two of a client's goroutines call the
+// server at once (a background create beside a listing, a guaranteed
+// delete beside the next attempt), which goes first is drawn with the
+// move, as in a real process either may reach the connection first; a
+// move drawn as zero, where shrinking goes, lets the first in the order
+// of their method and path go. The lock's directory (two levels deep,
 // which the first Lock makes) may start with foreign children: names
 // without a sequence number, ten digits that are no int32, and names like
 // a lock's protected nodes that end in no number ZooKeeper makes. Every
@@ -306,6 +311,10 @@
 //     go-zookeeper's receive loop hands them over, not one at a time in
 //     an order drawn from the seed: the gate is at the server, which has
 //     sent them by then.
+//   - Of a client's calls that wait at the gate together, the first in
+//     the order of their method and path goes first, not one drawn with
+//     the move: the server reads a connection's requests in the order the
+//     client sent them.
 //   - A case is slower, about five times.
 //
 // The harness pins what go-zookeeper leaves to the scheduler: it waits

@@ -165,7 +165,18 @@ func (inc *incarnation) finish(r *request, result string, err error, wrote bool)
 
 // nextRequest returns the pending request the harness would grant next, or
 // nil.
-func (inc *incarnation) nextRequest() *request {
+func (inc *incarnation) nextRequest() *request { return inc.chooseRequest(0) }
+
+// chooseRequest returns one of the pending requests, or nil: the first in
+// key order, or, when the first is a call to the server and others are
+// too, the which-th of those calls (modulo their number). A client's
+// goroutines that call the server at once (a recipe's background create
+// beside its listing, a guaranteed delete beside the next attempt) reach a
+// real server in whichever order their goroutines run; a key order alone
+// would always send the same one first, and a recipe wrong only in the
+// other order would never be drawn. Zero, where shrinking goes, is the key
+// order.
+func (inc *incarnation) chooseRequest(which int) *request {
 	inc.mu.Lock()
 	defer inc.mu.Unlock()
 	if len(inc.pending) == 0 {
@@ -181,7 +192,14 @@ func (inc *incarnation) nextRequest() *request {
 		// reached the gate first.
 		return a.arrival < b.arrival
 	})
-	return inc.pending[0]
+	calls := 0
+	for calls < len(inc.pending) && inc.pending[calls].point == noPoint {
+		calls++
+	}
+	if calls < 2 {
+		return inc.pending[0]
+	}
+	return inc.pending[which%calls]
 }
 
 // take removes r from the pending requests; the harness then answers it.

@@ -198,6 +198,10 @@ type harness struct {
 	// how is the way the client the current move lets go takes its step
 	// (plain outside moves).
 	how how
+	// which is the draw that picks, among a client's calls to the server
+	// waiting at its gate together, the one the current move lets go
+	// (inc.chooseRequest; 0 outside moves).
+	which int
 	// reconnectTo is the member a client whose reply the current move
 	// loses reconnects to (0: the one it is on).
 	reconnectTo int
