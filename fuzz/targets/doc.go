@@ -186,12 +186,12 @@
 //   - CURATOR-498 (a protected create's retry takes the old session's node
 //     as its own) is written on LeaderLatch 4.1.0 (curator498.go, on
 //     curatorlatch.go's port, listed by Unlisted), and the harness reaches
-//     it from seed 3, but not from every seed: the create, applied with
-//     its reply lost, must retry in the session Curator opens after giving
-//     the old one up, so a lost reply and a quorum lost for longer than
-//     the session timeout must come within the second of the retry's
-//     backoff (the report's schedule is one event: the quorum goes as the
-//     create is applied). In curator2.go's lock, which has the same
+//     it from seeds 9 and 16 of 1 to 20, not from every seed: the create,
+//     applied with its reply lost, must retry in the session Curator opens
+//     after giving the old one up, so a lost reply and a quorum lost for
+//     longer than the session timeout must come within the second of the
+//     retry's backoff (the report's schedule is one event: the quorum goes
+//     as the create is applied). In curator2.go's lock, which has the same
 //     create, the same schedule reaches CURATOR-604's double hold first.
 //   - CURATOR-653's double leader (a reset's stale create callback
 //     replaces a leader's node, and checkLeadership keeps the leadership)
