@@ -1,6 +1,8 @@
 package zkfake
 
 import (
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -320,10 +322,13 @@ func (s *Server) StartMember(i int) {
 		s.catchUp(m, s.st.zxid)
 	}
 	if !hadQuorum && s.quorum() {
-		for id, sess := range s.st.sessions {
+		// In the order of the sessions' ids: sessions of one timeout
+		// then expire at one instant, and the clock runs timers due
+		// together in the order they were set.
+		for _, id := range slices.Sorted(maps.Keys(s.st.sessions)) {
 			if c := s.conns[id]; c == nil || c.link != linkUp {
 				s.disarmExpiry(id)
-				s.armExpiry(id, time.Duration(sess.timeout)*time.Millisecond)
+				s.armExpiry(id, time.Duration(s.st.sessions[id].timeout)*time.Millisecond)
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package zkfake_test
 
 import (
+	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -233,4 +234,39 @@ func TestBackWithoutQuorumWritesNothing(t *testing.T) {
 			})
 		})
 	}
+}
+
+// When the quorum comes back, the new leader gives every silent session a
+// fresh timeout; sessions of one timeout then expire at one instant, and
+// in the order of their ids, in every run: the order of their ephemeral
+// nodes' deletions, and of the watch events that tell of them, must not
+// depend on a map's iteration.
+func TestSessionsExpiringTogetherAfterAQuorumLossGoInIDOrder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := zkfake.NewServer(zkfake.WithEnsemble(3))
+		var ids []int64
+		var conns []*zkfake.Conn
+		for range 8 {
+			c, _, _ := srv.Connect(4 * time.Second)
+			ids = append(ids, c.SessionID())
+			conns = append(conns, c)
+		}
+		srv.StopMember(1)
+		srv.StopMember(2)
+		for _, c := range conns {
+			c.Crash()
+		}
+		time.Sleep(time.Minute)
+		srv.StartMember(2)
+		time.Sleep(time.Minute)
+		var expired []int64
+		for _, r := range srv.Log() {
+			if r.Kind == zkfake.RecordSession && r.Op == "expireSession" {
+				expired = append(expired, r.Session)
+			}
+		}
+		if !slices.Equal(expired, ids) {
+			t.Fatalf("sessions expired in the order %#x, want their ids' order %#x", expired, ids)
+		}
+	})
 }
