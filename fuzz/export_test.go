@@ -98,6 +98,17 @@ func Transcripts(t *testing.T, target Target, opts []Option, checks int, seed ui
 	return transcripts
 }
 
+// AllTranscripts is Transcripts past findings: every one of the checks
+// cases runs, whatever the cases before it found.
+func AllTranscripts(t *testing.T, target Target, opts []Option, checks int, seed uint64) []string {
+	var transcripts []string
+	campaign(t, target, opts, checks, seed, func(e *engine) {
+		e.countOnly = true
+		e.onCase = func(c *caseResult) { transcripts = append(transcripts, c.transcript()) }
+	})
+	return transcripts
+}
+
 // CaseRecord is what one case did, as TestDumpHistories writes it: the
 // history its clients recorded with the server's event log, and its story.
 type CaseRecord struct {

@@ -556,9 +556,12 @@ func (c *Conn) scheduleDial() {
 // otherwise dial again at the same instants, and send what they queued
 // meanwhile in whatever order the Go scheduler runs them: over a real
 // network something always tells them apart, and here the Conn's ordinal
-// does, so that a run repeats.
+// does, so that a run repeats. And a nanosecond: code that waits a second
+// from the instant its call failed with the connection (Curator's retry
+// does) would wake at the instant of the dial, and whether it found the
+// Conn back would be the Go scheduler's choice; so it wakes just before.
 func (c *Conn) roundTime() time.Duration {
-	return reconnectRound + time.Duration(c.readKey)*time.Microsecond
+	return reconnectRound + time.Duration(c.readKey)*time.Microsecond + time.Nanosecond
 }
 
 // setWatches re-arms the client's watches on the server after a reconnect,
