@@ -462,9 +462,9 @@ func (h *harness) runnable(s *slot) (*slot, *request) {
 
 // orderDrawn is the draw that picks which of a client's waiting calls to
 // the server goes first (chooseRequest). Over real clients it is always
-// the first: the served fake reads a connection's requests in the order
-// the client sent them, and ZooKeeper answers a session's requests in
-// that order.
+// the first in key order, as before the draw: there the waiting requests
+// are one connection's, which ZooKeeper answers in the order they were
+// sent, and a draw among them would reorder a session's requests further.
 func (h *harness) orderDrawn() int {
 	if h.pipe != nil {
 		return 0

@@ -22,8 +22,8 @@ type racer struct {
 	n      int
 }
 
-// Counts over a campaign: ops whose listing the server answered before
-// the create, and after.
+// Counts over a campaign: ops whose exists the server answered before the
+// create, and after.
 var racerExistsFirst, racerCreateFirst atomic.Int64
 
 func (r *racer) race(_ context.Context, _ *fuzz.Call) error {
@@ -84,7 +84,7 @@ func TestAClientsCallsReachTheServerInEitherOrder(t *testing.T) {
 	}
 	existsFirst, createFirst := racerExistsFirst.Load(), racerCreateFirst.Load()
 	if existsFirst == 0 || createFirst == 0 {
-		t.Fatalf("the server answered the listing first in %d ops and the create first in %d: the harness sent a client's calls in one order only", existsFirst, createFirst)
+		t.Fatalf("the server answered the exists first in %d ops and the create first in %d: the harness sent a client's calls in one order only", existsFirst, createFirst)
 	}
-	t.Logf("of a client's two calls made at once, the listing went first in %d ops, the create in %d", existsFirst, createFirst)
+	t.Logf("of a client's two calls made at once, the exists went first in %d ops, the create in %d", existsFirst, createFirst)
 }

@@ -92,7 +92,8 @@
 // delete beside the next attempt), which goes first is drawn with the
 // move, as in a real process either may reach the connection first; a
 // move drawn as zero, where shrinking goes, lets the first in the order
-// of their method and path go. The lock's directory (two levels deep,
+// of their method and path go, and so does a move whose exchange is lost
+// and every move of the wind-down. The lock's directory (two levels deep,
 // which the first Lock makes) may start with foreign children: names
 // without a sequence number, ten digits that are no int32, and names like
 // a lock's protected nodes that end in no number ZooKeeper makes. Every
@@ -313,8 +314,8 @@
 //     sent them by then.
 //   - Of a client's calls that wait at the gate together, the first in
 //     the order of their method and path goes first, not one drawn with
-//     the move: the server reads a connection's requests in the order the
-//     client sent them.
+//     the move: they are one connection's, which ZooKeeper answers in the
+//     order they were sent.
 //   - A case is slower, about five times.
 //
 // The harness pins what go-zookeeper leaves to the scheduler: it waits

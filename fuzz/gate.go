@@ -163,8 +163,8 @@ func (inc *incarnation) finish(r *request, result string, err error, wrote bool)
 	inc.completed = append(inc.completed, completion{req: r, result: result, err: err, wrote: wrote && err == nil, at: time.Now()})
 }
 
-// nextRequest returns the pending request the harness would grant next, or
-// nil.
+// nextRequest returns the pending request that comes first in key order,
+// or nil.
 func (inc *incarnation) nextRequest() *request { return inc.chooseRequest(0) }
 
 // chooseRequest returns one of the pending requests, or nil: the first in

@@ -556,10 +556,12 @@ func (c *Conn) scheduleDial() {
 // otherwise dial again at the same instants, and send what they queued
 // meanwhile in whatever order the Go scheduler runs them: over a real
 // network something always tells them apart, and here the Conn's ordinal
-// does, so that a run repeats. And a nanosecond: code that waits a second
-// from the instant its call failed with the connection (Curator's retry
-// does) would wake at the instant of the dial, and whether it found the
-// Conn back would be the Go scheduler's choice; so it wakes just before.
+// does, so that a run repeats. And a nanosecond: code that sleeps whole
+// seconds from the end of a round (Curator's retry, after a call failed
+// there) would often wake at the very instant another Conn's round dials,
+// and which of the two ran first would be the Go scheduler's choice. The
+// nanosecond puts the rounds between the instants such sleeps end on,
+// unless two Conns' rounds have drifted onto the same one.
 func (c *Conn) roundTime() time.Duration {
 	return reconnectRound + time.Duration(c.readKey)*time.Microsecond + time.Nanosecond
 }
