@@ -90,23 +90,22 @@ func SurveyEnsemble(t *testing.T, target Target, servers []string, cases int, se
 // does, and returns every case's transcript: its story and the server's
 // event log.
 func Transcripts(t *testing.T, target Target, opts []Option, checks int, seed uint64) []string {
-	var transcripts []string
-	campaign(t, target, opts, checks, seed, func(e *engine) {
-		e.survey = true
-		e.onCase = func(c *caseResult) { transcripts = append(transcripts, c.transcript()) }
-	})
-	return transcripts
+	return transcripts(t, target, opts, checks, seed, false)
 }
 
 // AllTranscripts is Transcripts past findings: every one of the checks
 // cases runs, whatever the cases before it found.
 func AllTranscripts(t *testing.T, target Target, opts []Option, checks int, seed uint64) []string {
-	var transcripts []string
+	return transcripts(t, target, opts, checks, seed, true)
+}
+
+func transcripts(t *testing.T, target Target, opts []Option, checks int, seed uint64, all bool) []string {
+	var out []string
 	campaign(t, target, opts, checks, seed, func(e *engine) {
-		e.countOnly = true
-		e.onCase = func(c *caseResult) { transcripts = append(transcripts, c.transcript()) }
+		e.survey, e.countOnly = !all, all
+		e.onCase = func(c *caseResult) { out = append(out, c.transcript()) }
 	})
-	return transcripts
+	return out
 }
 
 // CaseRecord is what one case did, as TestDumpHistories writes it: the
