@@ -2,7 +2,6 @@ package fuzz_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -27,12 +26,8 @@ type racer struct {
 var racerExistsFirst, racerCreateFirst atomic.Int64
 
 func (r *racer) race(_ context.Context, _ *fuzz.Call) error {
-	for i := 1; i <= len(r.dir); i++ {
-		if i == len(r.dir) || r.dir[i] == '/' {
-			if _, err := r.client.Conn.Create(r.dir[:i], nil, 0, zktest.OpenACL); err != nil && !errors.Is(err, zk.ErrNodeExists) {
-				return nil
-			}
-		}
+	if makeAll(r.client.Conn, r.dir, nil) != nil {
+		return nil
 	}
 	r.n++
 	node := fmt.Sprintf("%s/c%d-%d", r.dir, r.client.N, r.n)
