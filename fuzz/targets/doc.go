@@ -40,12 +40,14 @@
 // background delete still running as the case ends, or the order in which
 // go-zookeeper's own goroutines hand over two events, changes some
 // stories), nor does CURATOR-498's; the track record finds the five at the
-// same cases run after run. Ports of
-// Java recipes stand on monitor.go (a Java monitor made of channels) and
-// on small ports of their client: curatorframework.go (Curator's event thread,
-// background operations, retry loop and connection states) and
-// curator2.go (Curator 2.x's lock and protected create); kazoo ports on
-// catalogue_kazoo.go (KazooClient and KazooRetry). The entries:
+// same cases run after run.
+//
+// Ports of Java recipes stand on monitor.go (a Java monitor made of
+// channels) and on small ports of their client: curatorframework.go
+// (Curator's event thread, background operations, retry loop and
+// connection states) and curator2.go (Curator 2.x's lock and protected
+// create); kazoo ports on catalogue_kazoo.go (KazooClient and KazooRetry).
+// The entries:
 //   - ZOOKEEPER-2931: ZooKeeper's own WriteLock ordered its queue by the
 //     node's prefix, x-<session id>, before its sequence number, so a
 //     contender with a lower session id than the holder's takes the lock
