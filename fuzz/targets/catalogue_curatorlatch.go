@@ -8,6 +8,7 @@ package targets
 func curatorLatchBugs() []KnownBug {
 	return []KnownBug{
 		curator460(),
+		curator653(),
 		curator696(),
 	}
 }

@@ -13,7 +13,7 @@ import (
 )
 
 // This file is Curator's LeaderLatch (curator-recipes,
-// leader/LeaderLatch.java) in the two versions the catalogue holds. The
+// leader/LeaderLatch.java) in the three versions the catalogue holds. The
 // part of curator-framework it stands on beyond curatorframework.go is
 // curatorcreate.go's: the background protected create
 // (CreateBuilderImpl.pathInBackground with withProtection and
@@ -27,6 +27,11 @@ import (
 //     before CURATOR-498's fix, 4.2.0): RECONNECTED resets the latch
 //     (deletes its node and makes a new one), and the protected create
 //     takes any node of its protected id that a retry finds.
+//   - curatorLatch53 is LeaderLatch as in Curator 5.3.0 (the last release
+//     before CURATOR-653's fix, 9b3a1453, 5.4.0): 4.1.0's latch, whose
+//     protected create has CURATOR-498's fix (ProtectedMode, 4.2.0), and
+//     whose checkLeadership keeps its leadership when its node is not
+//     first; lastPathIsLeader is CURATOR-537's (f1f9d5f8, 5.3.0).
 //   - curatorLatch5 is LeaderLatch as at 3468ee91 (2023-09, released in
 //     5.6.0), the last change before CURATOR-696's fix (1027c2cd, 5.7.0):
 //     RECONNECTED lists the children again (CURATOR-644/645, 4b96f18b,
@@ -35,7 +40,7 @@ import (
 //     when its node is not first (CURATOR-653, 9b3a1453, 5.4.0) and keeps
 //     lastPathIsLeader (CURATOR-537, f1f9d5f8, 5.3.0).
 //
-// The two differ where upstream's code did, behind the flags of
+// They differ where upstream's code did, behind the flags of
 // curatorLatchVersion. Left out: the participant queries (getLeader,
 // getParticipants), CloseMode.NOTIFY_LEADER (the latch is closed SILENT,
 // its default), the debug latches, namespaces and compression. The parents are made
@@ -60,10 +65,13 @@ import (
 // curatorLatchVersion selects what differs between the ports' versions.
 type curatorLatchVersion struct {
 	// resetOnReconnect: RECONNECTED calls reset(), and a watched node
-	// found gone resets too; checkLeadership keeps leadership when its
-	// node is not first (4.1.0). Off: the code of 5.4.0 on
-	// (CURATOR-644/645, CURATOR-653).
+	// found gone resets too (4.1.0 to 5.3.0). Off: the code of 5.4.0 on
+	// (CURATOR-644/645, 4b96f18b), which lists the children again.
 	resetOnReconnect bool
+	// notFirstGivesUp is CURATOR-653's fix (9b3a1453, 5.4.0):
+	// checkLeadership gives leadership up when its node is not first,
+	// where before it only watched the node ahead and kept what it had.
+	notFirstGivesUp bool
 	// protectedSession is CURATOR-498's fix (4.2.0, ProtectedMode): a
 	// protected ephemeral create remembers its session, and a node a
 	// retry finds once the session has changed is deleted, not taken.
@@ -88,8 +96,12 @@ type curatorLatchVersion struct {
 // curatorLatch4 is LeaderLatch as in Curator 4.1.0.
 var curatorLatch4 = curatorLatchVersion{resetOnReconnect: true}
 
+// curatorLatch53 is LeaderLatch as in Curator 5.3.0, the last release
+// before CURATOR-653's fix: 4.1.0's latch with CURATOR-498's fix.
+var curatorLatch53 = curatorLatchVersion{resetOnReconnect: true, protectedSession: true}
+
 // curatorLatch5 is LeaderLatch as at 3468ee91, before CURATOR-696's fix.
-var curatorLatch5 = curatorLatchVersion{protectedSession: true}
+var curatorLatch5 = curatorLatchVersion{protectedSession: true, notFirstGivesUp: true}
 
 // Curator's defaults, as CuratorFrameworkFactory has them.
 const (
@@ -345,7 +357,7 @@ func (l *curatorLatch) checkLeadership(children []string) {
 		l.lastPathIsLeader.Store(&localOurPath)
 		l.setLeadership(true)
 	default:
-		if !l.v.resetOnReconnect {
+		if l.v.notFirstGivesUp {
 			l.setLeadership(false) // CURATOR-653
 		}
 		watchPath := l.latchPath + "/" + sorted[ourIndex-1]

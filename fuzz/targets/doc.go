@@ -191,6 +191,15 @@
 //     session timeout after the partition began, where the server expired
 //     the session at one: the cut-off latch says it leads beside the next
 //     candidate (state-report, partitions alone).
+//   - CURATOR-653: Curator 5.3.0's LeaderLatch on the same port
+//     (curator653.go): a latch that leads replaces its node with a newer
+//     one, deleting the node it leads through, and checkLeadership, which
+//     finds the newer node behind another candidate's, keeps the
+//     leadership. The report's race is between two of Curator's threads
+//     with no request between them, which the harness does not draw; it
+//     reaches the same state through two of the latch's resets, whose
+//     creates' callbacks land in turn after the latch has led through
+//     the first (state-report, session expiries alone).
 //
 // Not in the catalogue, and why:
 //   - CURATOR-498 (a protected create's retry takes the old session's node
@@ -203,14 +212,11 @@
 //     retry's backoff (the report's schedule is one event: the quorum goes
 //     as the create is applied). In curator2.go's lock, which has the same
 //     create, the same schedule reaches CURATOR-604's double hold first.
-//   - CURATOR-653's double leader (a reset's stale create callback
-//     replaces a leader's node, and checkLeadership keeps the leadership)
-//     is reachable through requests in the 4.1.0 latch port, which has
-//     CURATOR-498 too; an entry of its own, with a mark that tells the two
-//     apart, is not written.
 //   - CURATOR-620 and CURATOR-518 are races between two of Curator's
 //     threads with no request between them, which a harness that
-//     interleaves at requests and events cannot draw.
+//     interleaves at requests and events cannot draw. (CURATOR-620's
+//     outcome, a leader whose node its own reset deleted, is the state
+//     the CURATOR-653 entry reaches through requests.)
 //   - CURATOR-678's release retries its delete in the background until it
 //     succeeds, and no faithful port shows a lasting harm.
 //   - CURATOR-536 (a double barrier's leave that spins past its deadline)
