@@ -312,10 +312,9 @@
 //     go-zookeeper's receive loop hands them over, not one at a time in
 //     an order drawn from the seed: the gate is at the server, which has
 //     sent them by then.
-//   - Of a client's calls that wait at the gate together, the first in
-//     the order of their method and path goes first, not one drawn with
-//     the move: they are one connection's, which ZooKeeper answers in the
-//     order they were sent.
+//   - Of a client's calls that wait at the gate together, the one the
+//     server read first goes first, not one drawn with the move: ZooKeeper
+//     answers a session's requests in the order they were sent.
 //   - A case is slower, about five times.
 //
 // The harness pins what go-zookeeper leaves to the scheduler: it waits
@@ -326,8 +325,8 @@
 // client sent on the connection it gave up has reached the server, and
 // that connection has closed there (its requests and the new handshake
 // would otherwise arrive in the scheduler's order); the server applies a
-// client's requests one grant at a time, and of two alike that wait
-// together, the one it read first; and a process closes its Conn only
+// client's requests one grant at a time, of those that wait together the
+// one it read first; and a process closes its Conn only
 // while connected. So the same seed tells the same story, byte for
 // byte, under -race too (TestRealClientsSameSeedSameStory compares the
 // project's recipes, the mutants' queue lock and zk.Lock). Code that reads

@@ -75,9 +75,9 @@ type request struct {
 	path   string
 	detail string // the call's other arguments, rendered
 	watch  bool   // the call sets a watch
-	// arrival orders the requests of one client that wait at a real
-	// client's gate with the same key (zktest.Request.Arrival); 0 in
-	// process, where they keep the order they came in.
+	// arrival orders the calls of one client that wait together at a
+	// real client's gate: the order the server read them
+	// (zktest.Request.Arrival). 0 in process, and for points.
 	arrival int64
 	err     error // a point's error: what Lock or Unlock returned
 	// At pointLocked: the session and the fencing token the client had
@@ -115,7 +115,8 @@ type request struct {
 // loop and a locker's own goroutine), so that which goes first does not
 // depend on which goroutine registered first, nor on the random GUIDs in
 // node names (stable): two Deletes of protected nodes go in the order of
-// their sequence numbers.
+// their sequence numbers. Calls to the server come before points; at a
+// real client's gate, calls go in the order the server read them.
 func (r *request) key() string {
 	return fmt.Sprintf("%d\x00%s\x00%s\x00%s", r.point, r.method, StableName(r.path), r.detail)
 }
@@ -163,12 +164,13 @@ func (inc *incarnation) finish(r *request, result string, err error, wrote bool)
 	inc.completed = append(inc.completed, completion{req: r, result: result, err: err, wrote: wrote && err == nil, at: time.Now()})
 }
 
-// nextRequest returns the pending request that comes first in key order,
-// or nil.
+// nextRequest returns the pending request that comes first (see
+// chooseRequest), or nil.
 func (inc *incarnation) nextRequest() *request { return inc.chooseRequest(0) }
 
 // chooseRequest returns one of the pending requests, or nil: the first in
-// key order, or, when the first is a call to the server and others are
+// key order (at a real client's gate, of its calls the one the server read
+// first), or, when the first is a call to the server and others are
 // too, the which-th of those calls (modulo their number). A client's
 // goroutines that call the server at once (a recipe's background create
 // beside its listing, a guaranteed delete beside the next attempt) reach a
@@ -184,19 +186,22 @@ func (inc *incarnation) chooseRequest(which int) *request {
 	}
 	sort.SliceStable(inc.pending, func(i, j int) bool {
 		a, b := inc.pending[i], inc.pending[j]
-		if ka, kb := a.key(), b.key(); ka != kb {
-			return ka < kb
+		if a.arrival != 0 && b.arrival != 0 {
+			// At a real client's gate: in the order the server read
+			// them, which is the order the client sent them (an old
+			// connection's first), as ZooKeeper answers a session's
+			// requests in the order they were sent.
+			return a.arrival < b.arrival
 		}
-		// Two alike, at a real client's gate: the one the server read
-		// first (an old connection's, say), not the one whose goroutine
-		// reached the gate first.
-		return a.arrival < b.arrival
+		return a.key() < b.key()
 	})
 	calls := 0
 	for calls < len(inc.pending) && inc.pending[calls].point == noPoint {
 		calls++
 	}
-	if calls < 2 {
+	if calls < 2 || inc.pending[0].arrival != 0 {
+		// One call, or a real client's, which the server answers in
+		// the order it read them whatever the draw.
 		return inc.pending[0]
 	}
 	return inc.pending[which%calls]
