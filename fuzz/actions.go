@@ -517,9 +517,9 @@ func (h *harness) move(s *slot, loss *zkfake.ReplyLoss) {
 
 // advance lets time pass; timers fire and the clients they wake run, but no
 // client passes the gate. Replies that come meanwhile reach their clients
-// at the instant they come (see sleepHandingReplies).
+// at the instant they come (see sleepHandingOver).
 func (h *harness) advance(d time.Duration) {
 	h.cur.span += d
-	h.sleepHandingReplies(d)
+	h.sleepHandingOver(d)
 	h.settle()
 }

@@ -89,25 +89,25 @@ func runCase(t *rapid.T, sub *subject, cfg config, lagFromStart bool) *caseResul
 	schedule := rapid.SliceOfN(actionGen(clients, cfg), n, n).Draw(t, "schedule")
 
 	h := &harness{
-		sub:       sub,
-		t:         t,
-		srv:       zkfake.NewServer(zkfake.WithSeed(seed), zkfake.WithTickTime(tick), zkfake.WithEnsemble(members), zkfake.WithShuffledChildren(), zkfake.WithSequenceStart(sequence)),
-		dir:       sub.path,
-		members:   members,
-		seed:      seed,
-		replyCame: make(chan struct{}, 1),
-		lagging:   map[int]bool{},
-		taken:     map[delivery]bool{},
-		start:     time.Now(),
-		rec:       linearizability.NewRecorder(nil),
-		fencing:   fencing,
-		sessions:  map[int64]string{},
-		end:       &caseEnd{},
-		woke:      map[*slot]time.Time{},
-		waits:     map[int64][]int{},
-		returns:   map[int64][]int{},
-		releases:  map[int64][][2]int{},
-		leftOut:   cfg.NoDetectors,
+		sub:      sub,
+		t:        t,
+		srv:      zkfake.NewServer(zkfake.WithSeed(seed), zkfake.WithTickTime(tick), zkfake.WithEnsemble(members), zkfake.WithShuffledChildren(), zkfake.WithSequenceStart(sequence)),
+		dir:      sub.path,
+		members:  members,
+		seed:     seed,
+		heldCame: make(chan struct{}, 1),
+		lagging:  map[int]bool{},
+		taken:    map[delivery]bool{},
+		start:    time.Now(),
+		rec:      linearizability.NewRecorder(nil),
+		fencing:  fencing,
+		sessions: map[int64]string{},
+		end:      &caseEnd{},
+		woke:     map[*slot]time.Time{},
+		waits:    map[int64][]int{},
+		returns:  map[int64][]int{},
+		releases: map[int64][][2]int{},
+		leftOut:  cfg.NoDetectors,
 	}
 	realClients := cfg.RealClients || sub.realOnly
 	where := "a server"
@@ -238,15 +238,15 @@ func (h *harness) spawn(s *slot) {
 	s.incs++
 	ctx, cancel := context.WithCancel(context.Background())
 	inc := &incarnation{
-		slot:      s,
-		n:         s.incs,
-		ctx:       ctx,
-		cancel:    cancel,
-		done:      make(chan struct{}),
-		killed:    make(chan struct{}),
-		row:       len(h.incs),
-		fencing:   h.fencing,
-		replyCame: h.replyCame,
+		slot:     s,
+		n:        s.incs,
+		ctx:      ctx,
+		cancel:   cancel,
+		done:     make(chan struct{}),
+		killed:   make(chan struct{}),
+		row:      len(h.incs),
+		fencing:  h.fencing,
+		heldCame: h.heldCame,
 	}
 	link, conn, err := h.connect(inc)
 	if err != nil {
@@ -281,17 +281,22 @@ func (h *harness) handOverInRounds(next func(*incarnation) bool) {
 	}
 }
 
-// settle waits until every goroutine of the bubble is durably blocked, then
-// takes in what the clients did meanwhile.
-func (h *harness) settle() {
-	synctest.Wait()
-	// Replies that came after their step, and watch events fired
-	// together, reach each locker one at a time: the replies first, in
-	// an order drawn from the case's seed (replies.go).
+// handOverHeld hands over what waits for the harness: replies that came
+// after their step, and watch events fired together, reach each locker one
+// at a time, the replies first, in an order drawn from the case's seed
+// (replies.go); a watch event drawn late is held back (late.go).
+func (h *harness) handOverHeld() {
 	h.handOverInRounds(func(inc *incarnation) bool {
 		h.holdLate(inc)
 		return inc.handOverReply() || inc.handOver()
 	})
+}
+
+// settle waits until every goroutine of the bubble is durably blocked, then
+// takes in what the clients did meanwhile.
+func (h *harness) settle() {
+	synctest.Wait()
+	h.handOverHeld()
 	released := false
 	for _, s := range h.slots {
 		inc := s.inc

@@ -1,6 +1,10 @@
 package fuzz
 
-import "testing"
+import (
+	"testing"
+	"testing/synctest"
+	"time"
+)
 
 // TestARealClientsCallsGoInTheOrderTheServerReadThem holds the gate to
 // ZooKeeper's order within a session: of a real client's calls that wait
@@ -27,4 +31,35 @@ func TestARealClientsCallsGoInTheOrderTheServerReadThem(t *testing.T) {
 			t.Errorf("in process, draw %d: %s went first, want %s", which, got.method, w)
 		}
 	}
+}
+
+// TestAnAdvanceHandsOverAWatchEventAtItsInstant holds an advance to
+// handing a watch event over when the server fires it, as it hands over a
+// reply that came after its step: a session that expires two seconds into
+// a minute's outage deletes its nodes then, and their watchers hear of it
+// then, not when the harness's step ends a minute later.
+func TestAnAdvanceHandsOverAWatchEventAtItsInstant(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &harness{heldCame: make(chan struct{}, 1)}
+		inc := &incarnation{heldCame: h.heldCame, killed: make(chan struct{})}
+		h.incs = []*incarnation{inc}
+		start := time.Now()
+		heard := make(chan time.Time, 1)
+		go func() {
+			time.Sleep(2 * time.Second) // the server fires the event
+			if inc.awaitHandOver("NodeDeleted /lock/n") {
+				heard <- time.Now()
+			}
+		}()
+		h.sleepHandingOver(time.Minute)
+		defer close(inc.killed) // a held event's goroutine ends
+		select {
+		case at := <-heard:
+			if d := at.Sub(start); d != 2*time.Second {
+				t.Fatalf("the event fired 2s into the advance reached its recipe %v into it", d)
+			}
+		default:
+			t.Fatal("the event fired 2s into a minute's advance had not reached its recipe when the advance ended")
+		}
+	})
 }

@@ -127,7 +127,7 @@ type incarnation struct {
 	taken     []delivery     // watch events the locker took from its channels
 	handOvers []handOverWait // watch events waiting to be handed to the locker
 	replies   []handOverWait // replies that came after their step, waiting likewise (replies.go)
-	replyCame chan struct{}  // the harness's: tells it that one did
+	heldCame  chan struct{}  // the harness's: tells it that one of these came
 	watches   int            // watches forwarded so far, to order events of one path and type
 	killed    chan struct{}  // closed when the incarnation dies
 	dead      bool
@@ -213,9 +213,9 @@ type harness struct {
 	// (replies.go).
 	grants int
 	seed   uint64
-	// replyCame is told when such a reply comes, so that an advance hands
-	// it over at once.
-	replyCame chan struct{}
+	// heldCame is told when such a reply, or a watch event, comes, so
+	// that an advance hands it over at once.
+	heldCame chan struct{}
 
 	// rec records the history porcupine checks; opSteps runs beside the
 	// operations recorded during the case, index for index, with the

@@ -22,8 +22,8 @@ import (
 // handOver). Drawn, not the order the calls were made: in a real process
 // the goroutines woken together run in any order, and a recipe may be
 // wrong in only one of them. An advance wakes at the instant such a reply
-// comes (sleepHandingReplies), so that the reply is not held to the end
-// of the step. Over real clients the gate is the served fake's, which has
+// comes, or a watch event (sleepHandingOver), so that neither is held to
+// the end of the step. Over real clients the gate is the served fake's, which has
 // sent the reply by the time it hears of it: there nothing is held.
 
 // replyOrder is the place of the reply to the nth call the harness
@@ -59,7 +59,7 @@ func (inc *incarnation) awaitReply(r *request) {
 	inc.replies = append(inc.replies, w)
 	inc.mu.Unlock()
 	select {
-	case inc.replyCame <- struct{}{}:
+	case inc.heldCame <- struct{}{}:
 	default: // the harness is told already
 	}
 	select {
@@ -80,20 +80,22 @@ func (inc *incarnation) handOverReply() bool {
 	return true
 }
 
-// sleepHandingReplies lets d pass, as time.Sleep does, but wakes at each
-// instant a reply comes after its step: once everything due at that
-// instant has happened, it hands the replies over, so that a reply comes
-// when its link comes back, not when the harness's step ends.
-func (h *harness) sleepHandingReplies(d time.Duration) {
+// sleepHandingOver lets d pass, as time.Sleep does, but wakes at each
+// instant a reply comes after its step, or a watch event comes: once
+// everything due at that instant has happened, it hands them over, so
+// that a reply comes when its link comes back, and an event when the
+// server fires it (a session expired during an outage of minutes), not
+// when the harness's step ends.
+func (h *harness) sleepHandingOver(d time.Duration) {
 	timer := time.NewTimer(d)
 	defer timer.Stop()
 	for {
 		select {
 		case <-timer.C:
 			return
-		case <-h.replyCame:
+		case <-h.heldCame:
 			synctest.Wait()
-			h.handOverInRounds((*incarnation).handOverReply)
+			h.handOverHeld()
 		}
 	}
 }
