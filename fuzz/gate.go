@@ -419,10 +419,7 @@ func (inc *incarnation) awaitHandOver(key string) bool {
 	}
 	inc.handOvers = append(inc.handOvers, w)
 	inc.mu.Unlock()
-	select {
-	case inc.heldCame <- struct{}{}: // an advance hands it over at its instant
-	default: // the harness is told already
-	}
+	inc.tellHeld()
 	select {
 	case <-w.ready:
 		return true

@@ -23,8 +23,9 @@ import (
 // the goroutines woken together run in any order, and a recipe may be
 // wrong in only one of them. An advance wakes at the instant such a reply
 // comes, or a watch event (sleepHandingOver), so that neither is held to
-// the end of the step. Over real clients the gate is the served fake's, which has
-// sent the reply by the time it hears of it: there nothing is held.
+// the end of the step. Over real clients the gate is the served fake's,
+// which has sent the reply by the time it hears of it: there nothing is
+// held.
 
 // replyOrder is the place of the reply to the nth call the harness
 // granted in a case of the given seed, among replies handed over
@@ -58,13 +59,19 @@ func (inc *incarnation) awaitReply(r *request) {
 	w := handOverWait{key: fmt.Sprintf("%016x", r.order), ready: make(chan struct{})}
 	inc.replies = append(inc.replies, w)
 	inc.mu.Unlock()
-	select {
-	case inc.heldCame <- struct{}{}:
-	default: // the harness is told already
-	}
+	inc.tellHeld()
 	select {
 	case <-w.ready:
 	case <-inc.killed:
+	}
+}
+
+// tellHeld tells the harness that a reply or a watch event waits for it,
+// so that an advance hands it over at its instant (sleepHandingOver).
+func (inc *incarnation) tellHeld() {
+	select {
+	case inc.heldCame <- struct{}{}:
+	default: // the harness is told already
 	}
 }
 
