@@ -326,10 +326,10 @@
 // that connection has closed there (its requests and the new handshake
 // would otherwise arrive in the scheduler's order); the server applies a
 // client's requests one grant at a time, of those that wait together the
-// one it read first; and a process closes its Conn only
-// while connected. So the same seed tells the same story, byte for
-// byte, under -race too (TestRealClientsSameSeedSameStory compares the
-// project's recipes, the mutants' queue lock and zk.Lock). Code that reads
+// one it read first; and a process closes its Conn only while connected.
+// So the same seed tells the same story, byte for byte, under -race too
+// (TestRealClientsSameSeedSameStory compares the project's recipes, the
+// mutants' queue lock and zk.Lock). Code that reads
 // the Conn's State right after a request failed with a lost connection
 // races go-zookeeper's own connection goroutine, which moves from
 // StateDisconnected to StateConnecting a moment later; the project's
