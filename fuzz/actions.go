@@ -461,10 +461,10 @@ func (h *harness) runnable(s *slot) (*slot, *request) {
 }
 
 // orderDrawn is the draw that picks which of a client's waiting calls to
-// the server goes first (chooseRequest). Over real clients it is always
-// the first in key order, as before the draw: there the waiting requests
-// are one connection's, which ZooKeeper answers in the order they were
-// sent, and a draw among them would reorder a session's requests further.
+// the server goes first (chooseRequest). Over real clients it is 0, and
+// chooseRequest takes the call the server read first whatever the draw:
+// there the waiting requests are one session's, which ZooKeeper answers
+// in the order they were sent.
 func (h *harness) orderDrawn() int {
 	if h.pipe != nil {
 		return 0

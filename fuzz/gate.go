@@ -3,6 +3,7 @@ package fuzz
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"time"
@@ -77,7 +78,8 @@ type request struct {
 	watch  bool   // the call sets a watch
 	// arrival orders the calls of one client that wait together at a
 	// real client's gate: the order the server read them
-	// (zktest.Request.Arrival). 0 in process, and for points.
+	// (zktest.Request.Arrival). 0 in process, for points, and for calls
+	// a closed Conn holds on the client's side.
 	arrival int64
 	err     error // a point's error: what Lock or Unlock returned
 	// At pointLocked: the session and the fencing token the client had
@@ -119,6 +121,15 @@ type request struct {
 // real client's gate, calls go in the order the server read them.
 func (r *request) key() string {
 	return fmt.Sprintf("%d\x00%s\x00%s\x00%s", r.point, r.method, StableName(r.path), r.detail)
+}
+
+// rank places a request the server numbered (at a real client's gate)
+// by the order the server read it, ahead of those it did not number.
+func (r *request) rank() int64 {
+	if r.arrival != 0 {
+		return r.arrival
+	}
+	return math.MaxInt64
 }
 
 // completion is a call that returned: what the harness tells in the story
@@ -186,12 +197,14 @@ func (inc *incarnation) chooseRequest(which int) *request {
 	}
 	sort.SliceStable(inc.pending, func(i, j int) bool {
 		a, b := inc.pending[i], inc.pending[j]
-		if a.arrival != 0 && b.arrival != 0 {
-			// At a real client's gate: in the order the server read
-			// them, which is the order the client sent them (an old
-			// connection's first), as ZooKeeper answers a session's
-			// requests in the order they were sent.
-			return a.arrival < b.arrival
+		// At a real client's gate, calls go in the order the server read
+		// them, which is the order the client sent them (an old
+		// connection's first), as ZooKeeper answers a session's requests
+		// in the order they were sent; what the server did not number
+		// (points, calls a closed Conn holds on the client's side) comes
+		// after, in key order, as in process.
+		if ra, rb := a.rank(), b.rank(); ra != rb {
+			return ra < rb
 		}
 		return a.key() < b.key()
 	})
@@ -201,7 +214,8 @@ func (inc *incarnation) chooseRequest(which int) *request {
 	}
 	if calls < 2 || inc.pending[0].arrival != 0 {
 		// One call, or a real client's, which the server answers in
-		// the order it read them whatever the draw.
+		// the order it read them whatever the draw (see also
+		// orderDrawn).
 		return inc.pending[0]
 	}
 	return inc.pending[which%calls]

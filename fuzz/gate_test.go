@@ -1,6 +1,8 @@
 package fuzz
 
 import (
+	"slices"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -23,6 +25,26 @@ func TestARealClientsCallsGoInTheOrderTheServerReadThem(t *testing.T) {
 	for which := range 4 {
 		if got := calls(3, 1, 2).chooseRequest(which); got.method != "exists" {
 			t.Errorf("real client, sent exists, getChildren, create, draw %d: %s went first", which, got.method)
+		}
+	}
+	// A call a closed Conn holds on the client's side has no number: it
+	// goes after those the server read, whichever goroutine came first.
+	for _, c := range []struct {
+		arrivals []int64 // of create, exists, getChildren
+		want     string
+	}{
+		{[]int64{0, 7, 5}, "getChildren exists create"},
+		{[]int64{7, 0, 5}, "getChildren create exists"},
+	} {
+		inc := calls(c.arrivals...)
+		slices.Reverse(inc.pending) // the goroutines came the other way round
+		var order []string
+		for r := inc.chooseRequest(0); r != nil && r.point == noPoint; r = inc.chooseRequest(0) {
+			order = append(order, r.method)
+			inc.take(r)
+		}
+		if got := strings.Join(order, " "); got != c.want {
+			t.Errorf("real client, arrivals of create, exists, getChildren %v: %s went, want %s", c.arrivals, got, c.want)
 		}
 	}
 	want := []string{"create", "exists", "getChildren", "create"}
