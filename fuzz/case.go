@@ -284,7 +284,8 @@ func (h *harness) handOverInRounds(next func(*incarnation) bool) {
 // handOverHeld hands over what waits for the harness: replies that came
 // after their step, and watch events fired together, reach each locker one
 // at a time, the replies first, in an order drawn from the case's seed
-// (replies.go); a watch event drawn late is held back (late.go).
+// (replies.go), then the events, in key order (gate.go); a watch event
+// drawn late is held back (late.go).
 func (h *harness) handOverHeld() {
 	h.handOverInRounds(func(inc *incarnation) bool {
 		h.holdLate(inc)

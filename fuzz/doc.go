@@ -325,12 +325,15 @@
 // client sent on the connection it gave up has reached the server, and
 // that connection has closed there (its requests and the new handshake
 // would otherwise arrive in the scheduler's order); the server applies a
-// client's requests one grant at a time, of those that wait together the
-// one it read first; and a process closes its Conn only while connected.
-// So the same seed tells the same story, byte for byte, under -race too
-// (TestRealClientsSameSeedSameStory compares the project's recipes, the
-// mutants' queue lock and zk.Lock). Code that reads
-// the Conn's State right after a request failed with a lost connection
+// client's requests one grant at a time, and of those that wait together,
+// the one it read first; and a process closes its Conn only while
+// connected. So the same seed tells the same story, byte for byte, under
+// -race too (TestRealClientsSameSeedSameStory compares the project's
+// recipes, the mutants' queue lock and zk.Lock). Two of a client's
+// goroutines that call at one instant still reach go-zookeeper in the
+// scheduler's order, which the server then keeps, as ZooKeeper does: code
+// that does so may tell its story otherwise from run to run. Code that
+// reads the Conn's State right after a request failed with a lost connection
 // races go-zookeeper's own connection goroutine, which moves from
 // StateDisconnected to StateConnecting a moment later; the project's
 // recipes read it after the pause that follows (recipe's closeEvidence),

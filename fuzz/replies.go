@@ -21,8 +21,8 @@ import (
 // blocked again (settle), as watch events fired together are (see
 // handOver). Drawn, not the order the calls were made: in a real process
 // the goroutines woken together run in any order, and a recipe may be
-// wrong in only one of them. An advance wakes at the instant such a reply
-// comes, or a watch event (sleepHandingOver), so that neither is held to
+// wrong in only one of them. An advance wakes at the instant such a reply,
+// or a watch event, comes (sleepHandingOver), so that neither is held to
 // the end of the step. Over real clients the gate is the served fake's,
 // which has sent the reply by the time it hears of it: there nothing is
 // held.
