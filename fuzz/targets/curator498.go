@@ -48,8 +48,8 @@ func curator498() KnownBug {
 		// too: a stale create callback replaces the node of a latch that
 		// leads, and 4.1.0's checkLeadership keeps the leadership when the
 		// new node is not first (the check finds a leader whose node is
-		// behind another, or whose node of its own session is gone: the
-		// CURATOR-653 entry's finding, not this one's). The latch's line
+		// behind another, with no mark, or whose node of its own session
+		// is gone, with the CURATOR-653 entry's mark). The latch's line
 		// is out of order past the int32 wrap.
 		Options: []fuzz.Option{fuzz.WithSteps(200), fuzz.WithoutFaults(allFaultsBut(fuzz.QuorumLoss, fuzz.LostReply)...),
 			fuzz.WithoutSequenceWrap()},

@@ -352,7 +352,7 @@ func (l *curatorLatch) checkLeadership(children []string) {
 		})
 	case ourIndex == 0:
 		// lastPathIsLeader is CURATOR-537's (5.3.0); 4.1.0 has none. The
-		// port keeps it in both: the target reads it (the node the latch
+		// port keeps it in every version: the target reads it (the node the latch
 		// led through last), and nothing the latch does reads it.
 		l.lastPathIsLeader.Store(&localOurPath)
 		l.setLeadership(true)

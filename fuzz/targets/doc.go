@@ -197,9 +197,10 @@
 //     finds the newer node behind another candidate's, keeps the
 //     leadership. The report's race is between two of Curator's threads
 //     with no request between them, which the harness does not draw; it
-//     reaches the same state through two of the latch's resets, whose
-//     creates' callbacks land in turn after the latch has led through
-//     the first (state-report, session expiries alone).
+//     reaches the same state through two of the latch's resets: the first
+//     reset's create callback lands and the latch leads through its node;
+//     the second's lands next and replaces that node (state-report,
+//     session expiries alone).
 //
 // Not in the catalogue, and why:
 //   - CURATOR-498 (a protected create's retry takes the old session's node

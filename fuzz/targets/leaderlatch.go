@@ -32,7 +32,7 @@ const latchElectionPath = "/elections/latch"
 // The model is linearizability's election model. A latch's leadership
 // comes and goes on its own, not only through calls: the latch gives it
 // up on SUSPENDED and takes it again on RECONNECTED if its node is still
-// first (Election's recipe does the same), and before 4.2.0 it deletes its
+// first (Election's recipe does the same), and before 5.4.0 it deletes its
 // node on RECONNECTED and makes a new one, its session alive. So a term
 // of leadership is recorded as the latch tells it: elected when Campaign
 // returns (Campaign, with the token); ended at some instant after that, or
