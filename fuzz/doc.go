@@ -93,7 +93,9 @@
 // move, as in a real process either may reach the connection first; a
 // move drawn as zero, where shrinking goes, lets the first in the order
 // of their method and path go, and so does a move whose exchange is lost
-// and every move of the wind-down. The lock's directory (two levels deep,
+// and every move of the wind-down; two identical calls (a lock loop's
+// listing and a background search's, of one directory) are told apart by
+// where in the code each was made. The lock's directory (two levels deep,
 // which the first Lock makes) may start with foreign children: names
 // without a sequence number, ten digits that are no int32, and names like
 // a lock's protected nodes that end in no number ZooKeeper makes. Every

@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -81,6 +83,11 @@ type request struct {
 	// (zktest.Request.Arrival). 0 in process, for points, and for calls
 	// a closed Conn holds on the client's side.
 	arrival int64
+	// callers is where an in-process call was made: its goroutine's
+	// stack, which tells apart two identical calls of one client that
+	// wait together (see key). Nil for points and at a real client's
+	// gate, whose calls the server numbered.
+	callers []uintptr
 	err     error // a point's error: what Lock or Unlock returned
 	// At pointLocked: the session and the fencing token the client had
 	// when Lock returned.
@@ -121,6 +128,51 @@ type request struct {
 // real client's gate, calls go in the order the server read them.
 func (r *request) key() string {
 	return fmt.Sprintf("%d\x00%s\x00%s\x00%s", r.point, r.method, StableName(r.path), r.detail)
+}
+
+// before orders two requests of one client that wait together: by rank,
+// then by key, and two identical calls by where they were made. Two of a
+// recipe's goroutines may make the same call at one instant (a lock loop
+// and a background search for its node both list the lock's directory
+// when a retry's sleep ends); which reaches the gate first is the
+// scheduler's choice, and whichever goroutine the harness answers first
+// goes on first, so a seed would not tell its story the same way twice.
+func (r *request) before(o *request) bool {
+	if ra, rb := r.rank(), o.rank(); ra != rb {
+		return ra < rb
+	}
+	if kr, ko := r.key(), o.key(); kr != ko {
+		return kr < ko
+	}
+	return callSite(r.callers) < callSite(o.callers)
+}
+
+// callersOf is the calling goroutine's stack, skipping skip frames above
+// callersOf's caller.
+func callersOf(skip int) []uintptr {
+	pcs := make([]uintptr, 64)
+	return pcs[:runtime.Callers(skip+2, pcs)]
+}
+
+// callSite renders a stack as its functions and lines, outermost first,
+// which do not depend on where the binary was loaded nor on the machine's
+// architecture, so a fail file replays elsewhere.
+func callSite(pcs []uintptr) string {
+	var b strings.Builder
+	frames := runtime.CallersFrames(pcs)
+	var sites []string
+	for {
+		f, more := frames.Next()
+		sites = append(sites, fmt.Sprintf("%s:%d", f.Function, f.Line))
+		if !more {
+			break
+		}
+	}
+	for i := len(sites) - 1; i >= 0; i-- {
+		b.WriteString(sites[i])
+		b.WriteByte('\n')
+	}
+	return b.String()
 }
 
 // rank places a request the server numbered (at a real client's gate)
@@ -195,19 +247,13 @@ func (inc *incarnation) chooseRequest(which int) *request {
 	if len(inc.pending) == 0 {
 		return nil
 	}
-	sort.SliceStable(inc.pending, func(i, j int) bool {
-		a, b := inc.pending[i], inc.pending[j]
-		// At a real client's gate, calls go in the order the server read
-		// them, which is the order the client sent them (an old
-		// connection's first), as ZooKeeper answers a session's requests
-		// in the order they were sent; what the server did not number
-		// (points, calls a closed Conn holds on the client's side) comes
-		// after, in key order, as in process.
-		if ra, rb := a.rank(), b.rank(); ra != rb {
-			return ra < rb
-		}
-		return a.key() < b.key()
-	})
+	// At a real client's gate, calls go in the order the server read
+	// them, which is the order the client sent them (an old connection's
+	// first), as ZooKeeper answers a session's requests in the order they
+	// were sent; what the server did not number (points, calls a closed
+	// Conn holds on the client's side) comes after, in key order, as in
+	// process.
+	sort.SliceStable(inc.pending, func(i, j int) bool { return inc.pending[i].before(inc.pending[j]) })
 	calls := 0
 	for calls < len(inc.pending) && inc.pending[calls].point == noPoint {
 		calls++
@@ -296,6 +342,9 @@ func newGatedConn(inc *incarnation, conn zktest.Conn, l *leash) *gatedConn {
 // after a lost reply.
 func (g *gatedConn) before(req zktest.Request) any {
 	r := &request{method: req.Op, path: req.Path, detail: req.Detail, watch: req.Watch, arrival: req.Arrival}
+	if !g.atServer {
+		r.callers = callersOf(0)
+	}
 	if g.inc.wait(r) {
 		g.leash.gated()
 	} else {

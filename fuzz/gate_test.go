@@ -55,6 +55,28 @@ func TestARealClientsCallsGoInTheOrderTheServerReadThem(t *testing.T) {
 	}
 }
 
+// TestIdenticalCallsGoByWhereTheyWereMade holds the gate to ordering two
+// identical calls of one client by where in the recipe they were made, not
+// by which goroutine reached the gate first: a lock loop's listing and a
+// background search's listing of the same directory, which a retry's
+// sleep ends at one instant, must go the same way in every run.
+func TestIdenticalCallsGoByWhereTheyWereMade(t *testing.T) {
+	lockLoop := func() *request { return &request{method: "getChildren", path: "/lock", callers: callersOf(0)} }
+	backgroundSearch := func() *request { return &request{method: "getChildren", path: "/lock", callers: callersOf(0)} }
+	a, b := lockLoop(), backgroundSearch()
+	var first []*request
+	for _, pending := range [][]*request{{a, b}, {b, a}} {
+		inc := &incarnation{pending: slices.Clone(pending)}
+		first = append(first, inc.chooseRequest(0))
+	}
+	if first[0] != first[1] {
+		t.Errorf("two identical calls from two places: the one that came first went first")
+	}
+	if callSite(a.callers) == callSite(b.callers) {
+		t.Errorf("two places, one call site: %s", callSite(a.callers))
+	}
+}
+
 // TestAnAdvanceHandsOverAWatchEventAtItsInstant holds an advance to
 // handing a watch event over when the server fires it, as it hands over a
 // reply that came after its step: a session that expires two seconds into
