@@ -3,6 +3,7 @@ package zkfake_test
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -99,5 +100,43 @@ func TestShuffledChildrenFollowTheSeed(t *testing.T) {
 	}
 	if other := listings(t, zkfake.WithSeed(4), zkfake.WithShuffledChildren()); fmt.Sprint(other) == fmt.Sprint(first) {
 		t.Fatal("seeds 3 and 4 gave the same orders: the seed is not used")
+	}
+}
+
+// TestShuffledChildrenDoNotHangOnTheirNames holds a seeded listing to one
+// order of a directory's children however they are named: a client library
+// draws the GUIDs of its protected names from crypto/rand, and two runs of
+// one scenario must list the same nodes, made in the same order, the same
+// way.
+func TestShuffledChildrenDoNotHangOnTheirNames(t *testing.T) {
+	// sequences lists /dir, whose i-th child is named by name(i), and
+	// returns each child's sequence number in the listing's order.
+	sequences := func(name func(i int) string) []string {
+		var out []string
+		synctest.Test(t, func(t *testing.T) {
+			srv := zkfake.NewServer(zkfake.WithSeed(3), zkfake.WithShuffledChildren())
+			defer srv.Close()
+			c, _ := connect(t, srv, 10*time.Second)
+			mustCreate(t, c, "/dir", 0)
+			for i := range 12 {
+				mustCreate(t, c, "/dir/"+name(i)+"-lock-", zk.FlagSequence)
+			}
+			names, _, err := c.Children("/dir")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range names {
+				out = append(out, n[strings.LastIndexByte(n, '-')+1:])
+			}
+		})
+		return out
+	}
+	ascending := sequences(func(i int) string { return string(rune('a' + i)) })
+	descending := sequences(func(i int) string { return string(rune('z' - i)) })
+	if !slices.Equal(ascending, descending) {
+		t.Fatalf("the same nodes, named otherwise, listed in another order:\n%q\n%q", ascending, descending)
+	}
+	if slices.IsSorted(ascending) {
+		t.Fatalf("listing in creation order, not shuffled: %q", ascending)
 	}
 }

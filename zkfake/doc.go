@@ -69,8 +69,11 @@
 // With WithSeed(n) every choice the server draws (session ids,
 // protected-create GUIDs, random losses, and with WithShuffledChildren the
 // order of every listing) is seeded, and under synctest the same scenario
-// gives the same event log (Server.Log) byte for byte. Programs that cannot
-// run in a bubble can use WithManualClock(start) and Server.FastForward(d).
+// gives the same event log (Server.Log) byte for byte, also when the
+// client draws node names at random: listings are shuffled, and an ended
+// session's ephemerals deleted, by the order the nodes were made, not by
+// their names. Programs that cannot run in a bubble can use
+// WithManualClock(start) and Server.FastForward(d).
 //
 // To look inside: Server.Dump, Server.Sessions, Server.Ephemerals,
 // Server.WatchCount, Server.TotalWatches, Server.DeliveredEvents and

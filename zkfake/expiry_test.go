@@ -2,6 +2,7 @@ package zkfake_test
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -55,5 +56,46 @@ func BenchmarkThousandSessionsExpire(b *testing.B) {
 	for b.Loop() {
 		srv := zkfake.NewServer(zkfake.WithoutEventLog(), zkfake.WithManualClock(time.Unix(0, 0)))
 		expireMany(b, srv, 1000, func(d time.Duration) { srv.FastForward(d) })
+	}
+}
+
+// TestAnEndedSessionsNodesGoInTheOrderTheyWereMade holds the deletes of a
+// closed or expired session's ephemerals, and so the watch events they
+// fire, to the order the nodes were made. ZooKeeper deletes them in its
+// hash set's order, which no client may rely on; the fake's order must
+// not hang on the names, which client libraries often draw at random
+// (protected creates), or a seeded scenario would not replay.
+func TestAnEndedSessionsNodesGoInTheOrderTheyWereMade(t *testing.T) {
+	for _, end := range []string{"close", "expire"} {
+		t.Run(end, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				srv := zkfake.NewServer(zkfake.WithSeed(1))
+				defer srv.Close()
+				owner, _ := connect(t, srv, 10*time.Second)
+				watcher, _ := connect(t, srv, 10*time.Second)
+				made := []string{"/m", "/z", "/a"}
+				for _, p := range made {
+					mustCreate(t, owner, p, zk.FlagEphemeral)
+					if _, _, _, err := watcher.ExistsW(p); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if end == "close" {
+					owner.Close()
+				} else {
+					srv.Expire(owner.SessionID())
+				}
+				synctest.Wait()
+				var told []string
+				for _, r := range srv.Log() {
+					if r.Kind == zkfake.RecordWatch && r.Session == watcher.SessionID() {
+						told = append(told, r.Path)
+					}
+				}
+				if !slices.Equal(told, made) {
+					t.Fatalf("the watcher heard of %q; want the order they were made, %q", told, made)
+				}
+			})
+		})
 	}
 }

@@ -1,6 +1,7 @@
 package zkfake
 
 import (
+	"cmp"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -130,6 +131,41 @@ func (l *listings) removed(parent *znode, name string) {
 		delete(l.names, parent)
 	default:
 		ls.names = slices.Delete(ls.names, i, i+1)
+	}
+}
+
+// byCreation puts a directory's listing in the order its children were
+// made, a multi's (which share a zxid) by name: the order shuffleListing
+// permutes. Sorted by name, a seed's shuffle would hang on the names, and
+// these often carry a GUID a client library draws from crypto/rand
+// (go-zookeeper's and Curator's protected creates, kazoo's lock nodes),
+// so that a scenario run twice would list one directory two ways.
+func byCreation(t *tree, dir string, names []string) {
+	if len(names) < 2 {
+		return
+	}
+	type child struct {
+		czxid int64
+		name  string
+	}
+	children := make([]child, len(names))
+	buf := make([]byte, 0, len(dir)+64)
+	for i, name := range names {
+		buf = append(buf[:0], dir...)
+		if dir != "/" {
+			buf = append(buf, '/')
+		}
+		buf = append(buf, name...)
+		children[i].name = name
+		if n := t.nodes[string(buf)]; n != nil {
+			children[i].czxid = n.czxid
+		}
+	}
+	slices.SortFunc(children, func(a, b child) int {
+		return cmp.Or(cmp.Compare(a.czxid, b.czxid), strings.Compare(a.name, b.name))
+	})
+	for i, c := range children {
+		names[i] = c.name
 	}
 }
 

@@ -1,7 +1,9 @@
 package zkfake
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -201,9 +203,16 @@ func (st *state) closeSession(id int64, now int64) ([]notification, bool) {
 	for p := range sess.ephemerals {
 		paths = append(paths, p)
 	}
-	// Deepest first is not needed (ephemerals have no children); sorting
-	// keeps the order of the fired events deterministic.
-	sort.Strings(paths)
+	// Deepest first is not needed (ephemerals have no children). ZooKeeper
+	// deletes them in its hash set's order; the fake deletes them in the
+	// order they were made, so that the order of the fired events does
+	// not hang on the names, which often carry a random GUID (Curator's
+	// protected creates), and a seed replays. A multi's nodes share a
+	// zxid and go by name.
+	slices.SortFunc(paths, func(a, b string) int {
+		na, nb := st.tree.get(a), st.tree.get(b)
+		return cmp.Or(cmp.Compare(na.czxid, nb.czxid), strings.Compare(a, b))
+	})
 	for _, p := range paths {
 		st.removeNode(ctx, p)
 	}
@@ -597,6 +606,7 @@ func (st *state) getChildren(v view, session int64, path string, watch bool) (re
 	}
 	names := v.tree.listings.children(n)
 	if st.shuffled {
+		byCreation(v.tree, path, names)
 		shuffleListing(names, st.orderSeed, path, n.pzxid)
 	}
 	return read{children: names, stat: n.stat()}, nil
