@@ -7,17 +7,6 @@ import (
 	"github.com/zksim/zksim/fuzz/targets"
 )
 
-// notReplaying are the catalogue's entries whose cases a seed does not yet
-// tell the same way twice: something the harness does not hold (a
-// background delete still running as the case ends, a timed wait, the
-// order in which go-zookeeper's own goroutines hand over two events) makes
-// some stories differ. The track record's counts of them are the same
-// from run to run.
-var notReplaying = map[string]bool{
-	"CURATOR-79": true, "CURATOR-107": true, "CURATOR-335": true,
-	"go-zookeeper/zk#65": true, "samuel/go-zookeeper#229": true,
-}
-
 // TestCatalogueSameSeedSameHistory runs each known bug's hunt twice with
 // one seed, past its findings, and compares every case's transcript: what
 // TestSameSeedSameHistory holds the project's recipes to, over ports of
@@ -30,9 +19,6 @@ func TestCatalogueSameSeedSameHistory(t *testing.T) {
 		t.Skip("runs in the long tier (make test-long)")
 	}
 	for _, b := range targets.Catalogue() {
-		if notReplaying[b.Name] {
-			continue
-		}
 		t.Run(b.Name, func(t *testing.T) {
 			first := fuzz.AllTranscripts(t, b.Target, b.Options, 200, 5)
 			second := fuzz.AllTranscripts(t, b.Target, b.Options, 200, 5)

@@ -33,14 +33,10 @@
 // an entry with fuzz.OnlyFindings(b.Accepts), so that its story is the
 // entry's bug and not another the port has, and `zkfuzz -track-record`
 // measures them all for the README's track record.
-// TestCatalogueSameSeedSameHistory holds the hunts to telling a seed's
-// cases the same way twice, past their findings; five do not yet
-// (CURATOR-79, CURATOR-107, CURATOR-335, go-zookeeper/zk#65 and
-// samuel/go-zookeeper#229: something the harness does not hold, such as a
-// background delete still running as the case ends, or the order in which
-// go-zookeeper's own goroutines hand over two events, changes some
-// stories), nor does CURATOR-498's; the track record finds the five at the
-// same cases run after run.
+// TestCatalogueSameSeedSameHistory holds every entry's hunt to telling a
+// seed's cases the same way twice, past their findings. CURATOR-498's
+// does not yet (a port's goroutines still meet there in the scheduler's
+// order); its two seeds find it at the same cases run after run.
 //
 // Ports of Java recipes stand on monitor.go (a Java monitor made of
 // channels) and on small ports of their client: curatorframework.go
