@@ -85,7 +85,7 @@ type request struct {
 	arrival int64
 	// callers is where an in-process call was made: its goroutine's
 	// stack, which tells apart two identical calls of one client that
-	// wait together (see key). Nil for points and at a real client's
+	// wait together (see before). Nil for points and at a real client's
 	// gate, whose calls the server numbered.
 	callers []uintptr
 	err     error // a point's error: what Lock or Unlock returned
@@ -137,6 +137,8 @@ func (r *request) key() string {
 // when a retry's sleep ends); which reaches the gate first is the
 // scheduler's choice, and whichever goroutine the harness answers first
 // goes on first, so a seed would not tell its story the same way twice.
+// Two goroutines alike, calling from one place, still go in the order they
+// came; their stories differ only if they would go on differently.
 func (r *request) before(o *request) bool {
 	if ra, rb := r.rank(), o.rank(); ra != rb {
 		return ra < rb
@@ -147,11 +149,11 @@ func (r *request) before(o *request) bool {
 	return callSite(r.callers) < callSite(o.callers)
 }
 
-// callersOf is the calling goroutine's stack, skipping skip frames above
-// callersOf's caller.
-func callersOf(skip int) []uintptr {
+// callersOf is the stack of the goroutine that calls it, from its caller
+// out.
+func callersOf() []uintptr {
 	pcs := make([]uintptr, 64)
-	return pcs[:runtime.Callers(skip+2, pcs)]
+	return pcs[:runtime.Callers(2, pcs)]
 }
 
 // callSite renders a stack as its functions and lines, outermost first,
@@ -343,7 +345,7 @@ func newGatedConn(inc *incarnation, conn zktest.Conn, l *leash) *gatedConn {
 func (g *gatedConn) before(req zktest.Request) any {
 	r := &request{method: req.Op, path: req.Path, detail: req.Detail, watch: req.Watch, arrival: req.Arrival}
 	if !g.atServer {
-		r.callers = callersOf(0)
+		r.callers = callersOf()
 	}
 	if g.inc.wait(r) {
 		g.leash.gated()

@@ -61,8 +61,8 @@ func TestARealClientsCallsGoInTheOrderTheServerReadThem(t *testing.T) {
 // background search's listing of the same directory, which a retry's
 // sleep ends at one instant, must go the same way in every run.
 func TestIdenticalCallsGoByWhereTheyWereMade(t *testing.T) {
-	lockLoop := func() *request { return &request{method: "getChildren", path: "/lock", callers: callersOf(0)} }
-	backgroundSearch := func() *request { return &request{method: "getChildren", path: "/lock", callers: callersOf(0)} }
+	lockLoop := func() *request { return &request{method: "getChildren", path: "/lock", callers: callersOf()} }
+	backgroundSearch := func() *request { return &request{method: "getChildren", path: "/lock", callers: callersOf()} }
 	a, b := lockLoop(), backgroundSearch()
 	var first []*request
 	for _, pending := range [][]*request{{a, b}, {b, a}} {
