@@ -240,12 +240,13 @@ func (c *Conn) invalidateWatches(err error) {
 	c.persistent = map[watchKey][]*eventQueue{}
 }
 
-// sortWatchKeys orders watch keys by path, then kind, so that what is done
-// to each comes in an order that does not vary from run to run.
+// sortWatchKeys orders watch keys by path (blind to GUIDs, see order.go),
+// then kind, so that what is done to each comes in an order that does not
+// vary from run to run.
 func sortWatchKeys(keys []watchKey) {
 	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].path != keys[j].path {
-			return keys[i].path < keys[j].path
+		if c := byPathBlindToGUIDs(keys[i].path, keys[j].path); c != 0 {
+			return c < 0
 		}
 		return keys[i].kind < keys[j].kind
 	})

@@ -70,9 +70,10 @@
 // protected-create GUIDs, random losses, and with WithShuffledChildren the
 // order of every listing) is seeded, and under synctest the same scenario
 // gives the same event log (Server.Log) byte for byte, also when the
-// client draws node names at random: listings are shuffled, and an ended
-// session's ephemerals deleted, by the order the nodes were made, not by
-// their names. Programs that cannot run in a bubble can use
+// client draws the GUIDs in its node names from crypto/rand: listings are
+// shuffled, and an ended session's ephemerals deleted, in the order the
+// nodes were made, and re-armed watches go by their paths with the GUIDs
+// left out. Programs that cannot run in a bubble can use
 // WithManualClock(start) and Server.FastForward(d).
 //
 // To look inside: Server.Dump, Server.Sessions, Server.Ephemerals,

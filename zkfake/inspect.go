@@ -33,7 +33,8 @@ func (s *Server) Sessions() []int64 {
 	return ids
 }
 
-// Ephemerals returns the paths of the ephemeral nodes a session owns.
+// Ephemerals returns the paths of the ephemeral nodes a session owns, in
+// the order they were made.
 func (s *Server) Ephemerals(sessionID int64) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -45,7 +46,7 @@ func (s *Server) Ephemerals(sessionID int64) []string {
 	for p := range sess.ephemerals {
 		paths = append(paths, p)
 	}
-	sort.Strings(paths)
+	sortByCreation(s.st.tree, paths)
 	return paths
 }
 

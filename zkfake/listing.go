@@ -135,11 +135,10 @@ func (l *listings) removed(parent *znode, name string) {
 }
 
 // byCreation puts a directory's listing in the order its children were
-// made, a multi's (which share a zxid) by name: the order shuffleListing
-// permutes. Sorted by name, a seed's shuffle would hang on the names, and
-// these often carry a GUID a client library draws from crypto/rand
-// (go-zookeeper's and Curator's protected creates, kazoo's lock nodes),
-// so that a scenario run twice would list one directory two ways.
+// made, a multi's (which share a zxid) by name blind to GUIDs: the order
+// shuffleListing permutes. Sorted by name, a seed's shuffle would hang on
+// the GUIDs in the names (see order.go), and a scenario run twice would
+// list one directory two ways.
 func byCreation(t *tree, dir string, names []string) {
 	if len(names) < 2 {
 		return
@@ -162,7 +161,7 @@ func byCreation(t *tree, dir string, names []string) {
 		}
 	}
 	slices.SortFunc(children, func(a, b child) int {
-		return cmp.Or(cmp.Compare(a.czxid, b.czxid), strings.Compare(a.name, b.name))
+		return cmp.Or(cmp.Compare(a.czxid, b.czxid), byPathBlindToGUIDs(a.name, b.name))
 	})
 	for i, c := range children {
 		names[i] = c.name

@@ -91,10 +91,10 @@ func WithoutEventLog() Option { return func(c *config) { c.keepLog = false } }
 // fake too. The order is a function of the seed, the directory and the
 // state of its children: the same seed gives the same orders, a listing
 // repeated with nothing changed comes back the same, and a change of
-// children draws a new order. It does not hang on the children's names,
-// only on the order they were made: a client library draws the GUIDs of
-// its protected names from crypto/rand, and a scenario run twice still
-// lists them the same way.
+// children draws a new order. It does not hang on the GUIDs in the
+// children's names, which a client library draws from crypto/rand, but on
+// the order they were made, so a scenario run twice lists them the same
+// way.
 func WithShuffledChildren() Option { return func(c *config) { c.shuffled = true } }
 
 // WithAddr sets the address Conn.Server reports (default "127.0.0.1:2181").

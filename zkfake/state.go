@@ -1,9 +1,7 @@
 package zkfake
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 
@@ -204,15 +202,9 @@ func (st *state) closeSession(id int64, now int64) ([]notification, bool) {
 		paths = append(paths, p)
 	}
 	// Deepest first is not needed (ephemerals have no children). ZooKeeper
-	// deletes them in its hash set's order; the fake deletes them in the
-	// order they were made, so that the order of the fired events does
-	// not hang on the names, which often carry a random GUID (Curator's
-	// protected creates), and a seed replays. A multi's nodes share a
-	// zxid and go by name.
-	slices.SortFunc(paths, func(a, b string) int {
-		na, nb := st.tree.get(a), st.tree.get(b)
-		return cmp.Or(cmp.Compare(na.czxid, nb.czxid), strings.Compare(a, b))
-	})
+	// deletes them in its hash set's order; the fake in the order they
+	// were made (see order.go).
+	sortByCreation(st.tree, paths)
 	for _, p := range paths {
 		st.removeNode(ctx, p)
 	}

@@ -400,8 +400,9 @@ func missedEvent(kind watchType, n *znode, lastZxid int64) (zk.EventType, bool) 
 // ZooKeeper 3.8 tells its client nothing of what changed while it was away
 // (DataTree.setWatches). It sorts keys as the request lists them, data
 // watches, then exist, child, persistent and recursive watches, and each
-// list by path, where go-zookeeper's order is its map's: the fake's events
-// come in an order that does not vary from run to run; and a path both
+// list by path (blind to GUIDs, see order.go), where go-zookeeper's order
+// is its map's: the fake's events come in an order that does not vary
+// from run to run; and a path both
 // watched once and persistently ends persistent, as on the server, which
 // reads the lists in that order. It returns the watches that fired, in
 // order.
@@ -410,7 +411,7 @@ func (v view) setWatches(session, lastZxid int64, keys []watchKey) []notificatio
 		if keys[i].kind != keys[j].kind {
 			return keys[i].kind < keys[j].kind
 		}
-		return keys[i].path < keys[j].path
+		return byPathBlindToGUIDs(keys[i].path, keys[j].path) < 0
 	})
 	var fired []notification
 	for _, k := range keys {
