@@ -85,9 +85,11 @@ type request struct {
 	arrival int64
 	// callers is where an in-process call was made: its goroutine's
 	// stack, which tells apart two identical calls of one client that
-	// wait together (see before). Nil for points and at a real client's
-	// gate, whose calls the server numbered.
+	// wait together (see before); site is it rendered, once needed. Nil
+	// for points and at a real client's gate, whose calls the server
+	// numbered.
 	callers []uintptr
+	site    string
 	err     error // a point's error: what Lock or Unlock returned
 	// At pointLocked: the session and the fencing token the client had
 	// when Lock returned.
@@ -146,7 +148,7 @@ func (r *request) before(o *request) bool {
 	if kr, ko := r.key(), o.key(); kr != ko {
 		return kr < ko
 	}
-	return callSite(r.callers) < callSite(o.callers)
+	return r.callSite() < o.callSite()
 }
 
 // callersOf is the stack of the goroutine that calls it, from its caller
@@ -156,10 +158,21 @@ func callersOf() []uintptr {
 	return pcs[:runtime.Callers(2, pcs)]
 }
 
-// callSite renders a stack as its functions and lines, outermost first,
-// which do not depend on where the binary was loaded nor on the machine's
-// architecture, so a fail file replays elsewhere.
-func callSite(pcs []uintptr) string {
+// callSite renders where the call was made as its stack's functions and
+// lines, outermost first, which do not depend on where the binary was
+// loaded. They do depend on the source, the toolchain and its flags (a
+// closure's name moves with inlining): a fail file replays on the build
+// that wrote it.
+func (r *request) callSite() string {
+	if r.site == "" && r.callers != nil {
+		r.site = renderStack(r.callers)
+	}
+	return r.site
+}
+
+// renderStack renders a stack as its functions and lines, outermost
+// first.
+func renderStack(pcs []uintptr) string {
 	var b strings.Builder
 	frames := runtime.CallersFrames(pcs)
 	var sites []string
@@ -343,10 +356,7 @@ func newGatedConn(inc *incarnation, conn zktest.Conn, l *leash) *gatedConn {
 // one step too, as it is one call, though the fake may send a listing
 // after a lost reply.
 func (g *gatedConn) before(req zktest.Request) any {
-	r := &request{method: req.Op, path: req.Path, detail: req.Detail, watch: req.Watch, arrival: req.Arrival}
-	if !g.atServer {
-		r.callers = callersOf()
-	}
+	r := newCallRequest(req, g.atServer)
 	if g.inc.wait(r) {
 		g.leash.gated()
 	} else {
@@ -354,6 +364,17 @@ func (g *gatedConn) before(req zktest.Request) any {
 		// its crashed or closed Conn, which refuses them, so its
 		// goroutines can end; the leash ends those that do not.
 		g.leash.outside(describeCall(r), true)
+	}
+	return r
+}
+
+// newCallRequest is the request of a call, made on the calling goroutine:
+// in process, with where the call was made (see request.before); at a real
+// client's gate, where the server numbered it, without.
+func newCallRequest(req zktest.Request, atServer bool) *request {
+	r := &request{method: req.Op, path: req.Path, detail: req.Detail, watch: req.Watch, arrival: req.Arrival}
+	if !atServer {
+		r.callers = callersOf()
 	}
 	return r
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/zksim/zksim/zkfake/zktest"
 )
 
 // TestARealClientsCallsGoInTheOrderTheServerReadThem holds the gate to
@@ -59,21 +61,28 @@ func TestARealClientsCallsGoInTheOrderTheServerReadThem(t *testing.T) {
 // identical calls of one client by where in the recipe they were made, not
 // by which goroutine reached the gate first: a lock loop's listing and a
 // background search's listing of the same directory, which a retry's
-// sleep ends at one instant, must go the same way in every run.
+// sleep ends at one instant, must go the same way in every run. At a real
+// client's gate, where the server numbered the calls, nothing is recorded.
 func TestIdenticalCallsGoByWhereTheyWereMade(t *testing.T) {
-	lockLoop := func() *request { return &request{method: "getChildren", path: "/lock", callers: callersOf()} }
-	backgroundSearch := func() *request { return &request{method: "getChildren", path: "/lock", callers: callersOf()} }
+	listing := zktest.Request{Op: "getChildren", Path: "/lock"}
+	lockLoop := func() *request { return newCallRequest(listing, false) }
+	backgroundSearch := func() *request { return newCallRequest(listing, false) }
 	a, b := lockLoop(), backgroundSearch()
-	var first []*request
-	for _, pending := range [][]*request{{a, b}, {b, a}} {
-		inc := &incarnation{pending: slices.Clone(pending)}
-		first = append(first, inc.chooseRequest(0))
+	if a.callSite() == b.callSite() {
+		t.Fatalf("two places, one call site: %s", a.callSite())
 	}
-	if first[0] != first[1] {
-		t.Errorf("two identical calls from two places: the one that came first went first")
+	for which := range 2 {
+		var first []*request
+		for _, pending := range [][]*request{{a, b}, {b, a}} {
+			inc := &incarnation{pending: slices.Clone(pending)}
+			first = append(first, inc.chooseRequest(which))
+		}
+		if first[0] != first[1] {
+			t.Errorf("draw %d: two identical calls from two places: the one that came first went first", which)
+		}
 	}
-	if callSite(a.callers) == callSite(b.callers) {
-		t.Errorf("two places, one call site: %s", callSite(a.callers))
+	if r := newCallRequest(listing, true); r.callers != nil {
+		t.Errorf("a real client's call recorded where the server's goroutine was")
 	}
 }
 
