@@ -1,7 +1,6 @@
 package zkfake
 
 import (
-	"cmp"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -161,7 +160,7 @@ func byCreation(t *tree, dir string, names []string) {
 		}
 	}
 	slices.SortFunc(children, func(a, b child) int {
-		return cmp.Or(cmp.Compare(a.czxid, b.czxid), byPathBlindToGUIDs(a.name, b.name))
+		return byCreationThenPath(a.czxid, b.czxid, a.name, b.name)
 	})
 	for i, c := range children {
 		names[i] = c.name

@@ -19,8 +19,18 @@ import (
 // made; a multi's nodes, which share a zxid, go by byPathBlindToGUIDs.
 func sortByCreation(t *tree, paths []string) {
 	slices.SortFunc(paths, func(a, b string) int {
-		return cmp.Or(cmp.Compare(t.get(a).czxid, t.get(b).czxid), byPathBlindToGUIDs(a, b))
+		return byCreationThenPath(t.get(a).czxid, t.get(b).czxid, a, b)
 	})
+}
+
+// byCreationThenPath compares two nodes by the zxids that made them, and
+// those of one multi by byPathBlindToGUIDs. (Not cmp.Or, which would
+// compare the paths, at a cost, for every pair.)
+func byCreationThenPath(czxidA, czxidB int64, a, b string) int {
+	if c := cmp.Compare(czxidA, czxidB); c != 0 {
+		return c
+	}
+	return byPathBlindToGUIDs(a, b)
 }
 
 // byPathBlindToGUIDs compares two paths as if each GUID in them (a run of
