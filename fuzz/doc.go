@@ -132,7 +132,9 @@
 //     the change of its zxid, or else to the last change to its path.
 //   - polling: a waiting client polls: three calls in a row, each after
 //     sleeping, with nothing changed. (A spin without sleeping is
-//     liveness, below.)
+//     liveness, below.) Calls of a goroutine the recipe keeps beside the
+//     waiter (a keep-alive, a retried delete), from its second on, and a
+//     timer callback's, do not count: they are its background work.
 //   - liveness: with every fault healed, no Lock or Unlock returns for a
 //     minute of virtual time (or in 5000 moves), or one client's Unlock
 //     fails 100 times in a row; the finding tells who waits, the lock's
@@ -307,7 +309,7 @@
 //     go-zookeeper hands an event to its channel at once, and when that
 //     code reads the channel is not the harness's to hold; the herd and
 //     poll detectors count an event that reached such a client as one its
-//     code took.
+//     code took; the poll detector counts background work's calls too.
 //   - A process closes its Conn only while connected: between
 //     connections, go-zookeeper's Close races its own reconnect loop.
 //   - Replies to calls that waited out a cut reach the code as

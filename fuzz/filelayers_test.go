@@ -33,7 +33,7 @@ var fileLayers = [][]string{
 	// One case, in its bubble: its data, clients, gate, faults, detectors
 	// and story.
 	{"harness.go", "case.go", "realclients.go", "sessions.go", "fencing.go", "rows.go", "lockloop.go", "recipemutex.go", "behaviour.go",
-		"gate.go", "callorder.go", "replies.go", "poll.go", "actions.go", "faults.go", "ops.go", "recipechecks.go", "late.go", "quorum.go", "leash.go", "story.go",
+		"gate.go", "callorder.go", "replies.go", "poll.go", "background.go", "actions.go", "faults.go", "ops.go", "recipechecks.go", "late.go", "quorum.go", "leash.go", "story.go",
 		"statereport.go", "herd.go", "liveness.go", "probe.go", "leak.go"},
 	// Reading a case once it has run: its history checked, its finding
 	// explained.

@@ -87,7 +87,10 @@ type request struct {
 	// numbered.
 	callers []uintptr
 	site    string
-	err     error // a point's error: what Lock or Unlock returned
+	// background: the call is the recipe's background work, not its
+	// waiter's (background.go); the poll detector leaves it out.
+	background bool
+	err        error // a point's error: what Lock or Unlock returned
 	// At pointLocked: the session and the fencing token the client had
 	// when Lock returned.
 	session int64
@@ -277,6 +280,7 @@ func newGatedConn(inc *incarnation, conn zktest.Conn, l *leash) *gatedConn {
 // after a lost reply.
 func (g *gatedConn) before(req zktest.Request) any {
 	r := newCallRequest(req, g.atServer)
+	r.background = r.callers != nil && g.inc.inBackground(r.callers)
 	if g.inc.wait(r) {
 		g.leash.gated()
 	} else {

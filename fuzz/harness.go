@@ -153,6 +153,13 @@ type incarnation struct {
 	// connection (the server then answered it, to nobody). The poll
 	// detector must know that a retry follows a failure.
 	failedLocally atomic.Int64
+	// loopStart is the entry of the function the client loop's goroutine
+	// started with, loopID its id, and calledBefore (guarded by mu) the
+	// other goroutines that have called the server: the gate tells the
+	// recipe's background work by them (background.go).
+	loopStart    atomic.Uintptr
+	loopID       atomic.Uint64
+	calledBefore map[uint64]bool
 
 	// Harness-only state.
 	partitioned bool

@@ -16,6 +16,7 @@ import (
 func (inc *incarnation) run(newLocker NewLocker) {
 	defer close(inc.done)
 	defer inc.notePanic()
+	inc.markLoop()
 	inc.locker = newLocker(inc.user, lockPath)
 	for {
 		lock := &request{point: pointLock}

@@ -23,6 +23,7 @@ const opStyles = 4
 func (inc *incarnation) runOps(sub *subject) {
 	defer close(inc.done)
 	defer inc.notePanic()
+	inc.markLoop()
 	inc.handle = sub.newHandle(inc.ctx, Client{Conn: inc.user, Events: inc.events, N: inc.slot.id, ZK: inc.zk}, sub.path)
 	for {
 		at := &request{point: pointOp}

@@ -11,7 +11,8 @@ import (
 
 // This file is the polling detector: a client that wakes on a timer to
 // ask the server what it asked before, with nothing changed, is polling (a
-// herd in time rather than in watches).
+// herd in time rather than in watches). It counts the waiter's calls, not
+// the recipe's background work beside it (background.go).
 
 // onCompletion takes in a call that returned: the story tells it and the
 // poll detector counts it.
@@ -36,6 +37,9 @@ func (h *harness) onCompletion(s *slot, c completion) {
 	if c.req.method == "delete" && recipe.IsConnectionLoss(c.err) {
 		s.deleteInDoubt = true
 	}
+	if c.req.background {
+		return // the waiter's last call is still its last
+	}
 	s.lastOK = s.phase == phaseLocking && !(c.err != nil && (recipe.IsConnectionLoss(c.err) || errors.Is(c.err, zk.ErrSessionExpired) || errors.Is(c.err, zk.ErrClosing)))
 	s.lastDone, s.lastSig, s.lastSession = c.at, h.signature(), s.inc.conn.SessionID()
 }
@@ -53,6 +57,11 @@ func (h *harness) signature() [2]int {
 // since. A waiter that waits for a watch makes its calls back to back after
 // each change; a retry after a lost connection follows a failed call.
 func (h *harness) checkPoll(s *slot, r *request) {
+	if r.background {
+		// The recipe's background work, beside the waiter
+		// (background.go): neither a poll nor a break in one.
+		return
+	}
 	prevMade := s.lastMade
 	s.lastMade = r.at
 	if s.phase != phaseLocking {

@@ -1,0 +1,105 @@
+package fuzz_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zksim/zksim/fuzz"
+	"github.com/zksim/zksim/fuzz/targets"
+	"github.com/zksim/zksim/zkfake/zktest"
+)
+
+// keeper is a sound lock with a keep-alive beside it, as a recipe's health
+// check or lease renewal is: from the lock's making, a goroutine of its
+// own asks the server every 500ms whether the lock's directory is there,
+// until its Conn is closed. While the lock's Lock waits for a watch, the
+// keep-alive's calls come on a timer with nothing changed on the server:
+// the waiter does not poll, the recipe's background work does.
+func newKeeper(conn zktest.Conn, path string) fuzz.Locker {
+	go func() {
+		for {
+			time.Sleep(500 * time.Millisecond)
+			_, _, err := conn.Exists(path)
+			if errors.Is(err, zk.ErrClosing) || errors.Is(err, zk.ErrConnectionClosed) {
+				return
+			}
+		}
+	}()
+	return targets.NewQueueLock(conn, path)
+}
+
+// afterFuncKeeper is keeper's keep-alive made of timers instead: each
+// check runs in a goroutine of its own, which time.AfterFunc starts, and
+// schedules the next.
+func newAfterFuncKeeper(conn zktest.Conn, path string) fuzz.Locker {
+	var check func()
+	check = func() {
+		_, _, err := conn.Exists(path)
+		if !errors.Is(err, zk.ErrClosing) && !errors.Is(err, zk.ErrConnectionClosed) {
+			time.AfterFunc(500*time.Millisecond, check)
+		}
+	}
+	time.AfterFunc(500*time.Millisecond, check)
+	return targets.NewQueueLock(conn, path)
+}
+
+// helperSpinner is a spin lock that makes each of its calls on a goroutine
+// of its own, as a recipe that bounds each call by a context does: it
+// tries to create the lock's node and, when it is there, sleeps 100ms and
+// tries again. Its waiter polls all the same.
+type helperSpinner struct {
+	conn zktest.Conn
+	node string
+}
+
+func (l helperSpinner) Lock(ctx context.Context) error {
+	for {
+		answer := make(chan error, 1)
+		go func() {
+			_, err := l.conn.Create(l.node, nil, zk.FlagEphemeral, zktest.OpenACL)
+			answer <- err
+		}()
+		select {
+		case err := <-answer:
+			if !errors.Is(err, zk.ErrNodeExists) {
+				return err
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		select {
+		case <-time.After(100 * time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func (l helperSpinner) Unlock() error { return l.conn.Delete(l.node, -1) }
+
+// TestBackgroundWorkIsNoPoll holds the polling detector to the waiter's own
+// calls: a sound lock with a keep-alive beside it, on a goroutine of its
+// own or on timers, gives no polling finding; a spin lock still gives one
+// when it makes each call on a goroutine of its own (and when it makes
+// them on the caller's: TestWithoutDetectors).
+func TestBackgroundWorkIsNoPoll(t *testing.T) {
+	for _, c := range []struct {
+		on        string
+		newLocker fuzz.NewLocker
+	}{{"a goroutine of its own", newKeeper}, {"timers", newAfterFuncKeeper}} {
+		t.Run("a keep-alive on "+c.on, func(t *testing.T) {
+			if f, cases := fuzz.Survey(t, fuzz.Lock(c.newLocker), nil, 300, 1, byDetector(fuzz.Polling)); f != nil {
+				t.Fatalf("reported as polling after %d cases: %s\n%s", cases, f.Summary, f.Story)
+			}
+		})
+	}
+	t.Run("a spin lock calling on goroutines of its own", func(t *testing.T) {
+		spinner := fuzz.Lock(func(conn zktest.Conn, path string) fuzz.Locker { return helperSpinner{conn, path + "/lock"} })
+		if f, _ := fuzz.Survey(t, spinner, nil, 100, 1, byDetector(fuzz.Polling)); f == nil {
+			t.Fatalf("no polling found in 100 cases")
+		}
+	})
+}
