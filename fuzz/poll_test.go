@@ -91,7 +91,7 @@ func TestBackgroundWorkIsNoPoll(t *testing.T) {
 		newLocker fuzz.NewLocker
 	}{{"a goroutine of its own", newKeeper}, {"timers", newAfterFuncKeeper}} {
 		t.Run("a keep-alive on "+c.on, func(t *testing.T) {
-			if f, cases := fuzz.Survey(t, fuzz.Lock(c.newLocker), nil, 300, 1, byDetector(fuzz.Polling)); f != nil {
+			if f, cases := fuzz.Survey(t, fuzz.Lock(c.newLocker), nil, 60, 1, byDetector(fuzz.Polling)); f != nil {
 				t.Fatalf("reported as polling after %d cases: %s\n%s", cases, f.Summary, f.Story)
 			}
 		})
