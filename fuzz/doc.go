@@ -132,9 +132,10 @@
 //     the change of its zxid, or else to the last change to its path.
 //   - polling: a waiting client polls: three calls in a row, each after
 //     sleeping, with nothing changed. (A spin without sleeping is
-//     liveness, below.) Calls of a goroutine the recipe keeps beside the
-//     waiter (a keep-alive, a retried delete), from its second on, and a
-//     timer callback's, do not count: they are its background work.
+//     liveness, below.) Only the waiter's calls count: those on the
+//     goroutine that called the op, and the first call of a goroutine it
+//     started. The rest are background work (a keep-alive, a retried
+//     delete, a timer's callback), a waiting loop on a goroutine of its own too.
 //   - liveness: with every fault healed, no Lock or Unlock returns for a
 //     minute of virtual time (or in 5000 moves), or one client's Unlock
 //     fails 100 times in a row; the finding tells who waits, the lock's
@@ -566,8 +567,7 @@
 // them; in fake mode the harness calls the fake's own methods, for the
 // faults no real ensemble offers (pauses, lost requests, lagging members).
 // Anything that watches or steers a connection's traffic is a zktest.Wrap
-// with hooks: CountingConn counts with it, this harness gates every request
-// on it.
+// with hooks: CountingConn counts with it, this harness gates requests on it.
 //
 // Where new work goes:
 //   - A recipe: files in recipe/ on recipe.Conn alone (add the *zk.Conn

@@ -14,8 +14,8 @@ import (
 // herd in time rather than in watches). It counts the waiter's calls, not
 // the recipe's background work beside it (background.go).
 
-// onCompletion takes in a call that returned: the story tells it and the
-// poll detector counts it.
+// onCompletion takes in a call that returned: the story tells it and, if
+// it is the waiter's (background.go), the poll detector counts it.
 func (h *harness) onCompletion(s *slot, c completion) {
 	if strings.HasPrefix(c.req.method, "create") && c.err == nil && c.result != "" {
 		if s.made == nil {

@@ -80,11 +80,32 @@ func (l helperSpinner) Lock(ctx context.Context) error {
 
 func (l helperSpinner) Unlock() error { return l.conn.Delete(l.node, -1) }
 
+// flagWaiter waits for a flag node by asking for it every 100ms: a waiter
+// that polls, described to the harness as a Recipe.
+type flagWaiter struct {
+	client fuzz.Client
+	dir    string
+}
+
+func (w *flagWaiter) wait(ctx context.Context, _ *fuzz.Call) error {
+	for {
+		if ok, _, err := w.client.Conn.Exists(w.dir + "/flag"); err == nil && ok {
+			return nil
+		}
+		select {
+		case <-time.After(100 * time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
 // TestBackgroundWorkIsNoPoll holds the polling detector to the waiter's own
 // calls: a sound lock with a keep-alive beside it, on a goroutine of its
 // own or on timers, gives no polling finding; a spin lock still gives one
 // when it makes each call on a goroutine of its own (and when it makes
-// them on the caller's: TestWithoutDetectors).
+// them on the caller's: TestWithoutDetectors), and so does a Recipe's op
+// that polls.
 func TestBackgroundWorkIsNoPoll(t *testing.T) {
 	for _, c := range []struct {
 		on        string
@@ -99,6 +120,18 @@ func TestBackgroundWorkIsNoPoll(t *testing.T) {
 	t.Run("a spin lock calling on goroutines of its own", func(t *testing.T) {
 		spinner := fuzz.Lock(func(conn zktest.Conn, path string) fuzz.Locker { return helperSpinner{conn, path + "/lock"} })
 		if f, _ := fuzz.Survey(t, spinner, nil, 100, 1, byDetector(fuzz.Polling)); f == nil {
+			t.Fatalf("no polling found in 100 cases")
+		}
+	})
+	t.Run("a Recipe's op that polls", func(t *testing.T) {
+		r := fuzz.Recipe[*flagWaiter]{
+			Name: "flag-waiter",
+			New: func(_ context.Context, client fuzz.Client, dir string) *flagWaiter {
+				return &flagWaiter{client: client, dir: dir}
+			},
+			Ops: []fuzz.Op[*flagWaiter]{{Name: "Wait", Call: (*flagWaiter).wait}},
+		}
+		if f, _ := fuzz.Survey(t, r, nil, 100, 1, byDetector(fuzz.Polling)); f == nil {
 			t.Fatalf("no polling found in 100 cases")
 		}
 	})
