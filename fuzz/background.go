@@ -43,7 +43,7 @@ func goroutineStart(callers []uintptr) uintptr {
 	}
 	// callers[len-1] is runtime.goexit, under the start function. A
 	// function inlined into the start function has the start
-	// function's entry. function's entry. (A return address, less one: the call.)
+	// function's entry. (A return address, less one: the call.)
 	if f := runtime.FuncForPC(callers[len(callers)-2] - 1); f != nil {
 		return f.Entry()
 	}

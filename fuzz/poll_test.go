@@ -12,7 +12,7 @@ import (
 	"github.com/zksim/zksim/zkfake/zktest"
 )
 
-// keeper is a sound lock with a keep-alive beside it, as a recipe's health
+// newKeeper makes a sound lock with a keep-alive beside it, as a recipe's health
 // check or lease renewal is: from the lock's making, a goroutine of its
 // own asks the server every 500ms whether the lock's directory is there,
 // until its Conn is closed. While the lock's Lock waits for a watch, the
@@ -31,7 +31,7 @@ func newKeeper(conn zktest.Conn, path string) fuzz.Locker {
 	return targets.NewQueueLock(conn, path)
 }
 
-// afterFuncKeeper is keeper's keep-alive made of timers instead: each
+// newAfterFuncKeeper is newKeeper with its keep-alive made of timers: each
 // check runs in a goroutine of its own, which time.AfterFunc starts, and
 // schedules the next.
 func newAfterFuncKeeper(conn zktest.Conn, path string) fuzz.Locker {
