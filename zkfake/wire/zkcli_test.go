@@ -111,7 +111,10 @@ func TestZkCli(t *testing.T) {
 		// itself; the first ended the watch with PersistentWatchRemoved.
 		"KeeperErrorCode = No such watcher for /ops",
 		"Node does not exist: /cli",
-		"WatchedEvent state:Closed type:None path:null",
+		// Not "WatchedEvent state:Closed type:None path:null": the
+		// client's own watcher thread prints it as the client closes,
+		// and on a busy machine the JVM may exit first (CI saw it
+		// missing once). The server has no part in it.
 	}
 	lines := strings.Split(out.String(), "\n")
 	i := 0
