@@ -64,6 +64,7 @@ func (r *racer) race(_ context.Context, _ *fuzz.Call) error {
 // exists) would otherwise decide it in every case, and a recipe wrong only
 // in the other order would never be found.
 func TestAClientsCallsReachTheServerInEitherOrder(t *testing.T) {
+	t.Parallel()
 	racerExistsFirst.Store(0)
 	racerCreateFirst.Store(0)
 	r := fuzz.Recipe[*racer]{

@@ -35,6 +35,7 @@ const raceCases = 60
 func TestCatalogue(t *testing.T) {
 	for _, b := range targets.Catalogue() {
 		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
 			if b.Title == "" || b.Recipe == "" || b.Mechanism == "" || b.Schedule == "" || b.Symptom == "" || b.Fixed == "" || len(b.Detectors) == 0 {
 				t.Fatalf("%s lacks part of its record: %+v", b.Name, b)
 			}

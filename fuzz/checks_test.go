@@ -21,6 +21,7 @@ func (h heldInDoubt) State() recipe.MutexState {
 // A lock that says Held while its connection has been down for longer than
 // its session timeout is found by the in-doubt check.
 func TestHeldInDoubtIsFound(t *testing.T) {
+	t.Parallel()
 	target := Lock(func(conn zktest.Conn, path string) Locker {
 		return heldInDoubt{RecipeMutex(conn, path).(recipeMutex)}
 	})

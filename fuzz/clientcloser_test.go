@@ -61,6 +61,7 @@ func pingRecipe[C any](wrap func(*pinger) C, ping func(C, context.Context, *fuzz
 // its library's client first (fuzz.ClientCloser), as a program closes
 // kazoo's or Curator's.
 func TestClientCloserTellsTheLibrary(t *testing.T) {
+	t.Parallel()
 	opts := []fuzz.Option{fuzz.WithoutFaults(slices.DeleteFunc(fuzz.AllFaults(), func(f fuzz.Fault) bool { return f == fuzz.Close })...)}
 	closedLoop := func(f *fuzz.Finding) bool {
 		return f.Detector == fuzz.Liveness && strings.Contains(f.Summary, "after closing it")

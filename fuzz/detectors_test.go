@@ -189,6 +189,7 @@ func (p poller) Lock(ctx context.Context) error {
 // so that a regression fails the test instead of hanging it until the test
 // binary's timeout.
 func TestNeverHang(t *testing.T) {
+	t.Parallel()
 	queue := func(wrap func(sound) fuzz.Locker) fuzz.NewLocker {
 		return func(conn zktest.Conn, path string) fuzz.Locker { return wrap(newSound(conn, path)) }
 	}

@@ -12,6 +12,7 @@ import (
 // TestSoundQueueLock holds the mutants' shared lock to the same campaign:
 // what the campaign finds in a mutant is its one mistake.
 func TestSoundQueueLock(t *testing.T) {
+	t.Parallel()
 	fuzz.Check(t, fuzz.Lock(targets.NewQueueLock))
 }
 
@@ -31,6 +32,7 @@ func TestModeIsExplicit(t *testing.T) {
 // watches re-armed), which is the path where a holder goes from suspended
 // back to held.
 func TestPartitionsEndBothWays(t *testing.T) {
+	t.Parallel()
 	f, cases := defaultFaultCounts(t)
 	if f.Partitions < 100 {
 		t.Fatalf("only %d partitions in %d cases", f.Partitions, cases)
@@ -89,6 +91,7 @@ func TestFaultsOfMinutesDrawn(t *testing.T) {
 // TestWithoutFaults checks that a campaign leaves out the faults it is
 // told to, and still draws the others.
 func TestWithoutFaults(t *testing.T) {
+	t.Parallel()
 	without := []fuzz.Fault{fuzz.Partition, fuzz.Pause, fuzz.LostReply, fuzz.QuorumLoss, fuzz.LateEvent, fuzz.LaggingFollower}
 	f, cases := fuzz.CountFaults(t, fuzz.Lock(targets.NewQueueLock), []fuzz.Option{fuzz.WithoutFaults(without...)}, 100, 1)
 	t.Logf("%d cases without %v: %s", cases, without, f)
@@ -110,6 +113,7 @@ func TestWithoutFaults(t *testing.T) {
 // detector finds within a few cases (and mutual exclusion too, when its
 // Unlock deletes the next holder's node), found by neither.
 func TestWithoutDetectors(t *testing.T) {
+	t.Parallel()
 	m, _ := targets.MutantByName("spin")
 	opts := append([]fuzz.Option{fuzz.WithoutDetectors(fuzz.Polling, fuzz.MutualExclusion)}, m.Options...)
 	f, cases := fuzz.Survey(t, m.Target, opts, 100, 1, nil)

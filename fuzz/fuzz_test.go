@@ -17,6 +17,7 @@ import (
 func TestRecipeMutex(t *testing.T) {
 	for _, n := range []int{2, 3, 5, 8} {
 		t.Run(fmt.Sprintf("clients=%d", n), func(t *testing.T) {
+			t.Parallel()
 			Check(t, Lock(RecipeMutex), WithClients(n))
 		})
 	}

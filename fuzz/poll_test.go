@@ -107,6 +107,7 @@ func (w *flagWaiter) wait(ctx context.Context, _ *fuzz.Call) error {
 // them on the caller's: TestWithoutDetectors), and so does a Recipe's op
 // that polls.
 func TestBackgroundWorkIsNoPoll(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		on        string
 		newLocker fuzz.NewLocker

@@ -28,6 +28,7 @@ func TestRealClientsSameSeedSameStory(t *testing.T) {
 	all["zk.Lock"] = targets.ZKLock()
 	for name, target := range all {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			run := func(seed uint64) []string {
 				return fuzz.Transcripts(t, target, []fuzz.Option{fuzz.WithRealClients()}, realClientCases(), seed)
 			}
@@ -82,6 +83,7 @@ func TestZKLockDefects(t *testing.T) {
 // of each recipe kind with one seed; the long tier every mutant, with
 // three seeds.
 func TestMutantsFoundOverRealClients(t *testing.T) {
+	t.Parallel()
 	kinds := map[string]bool{}
 	for _, m := range withExamples() {
 		if kinds[m.Recipe] && !fuzz.LongTier() {

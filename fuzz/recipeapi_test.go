@@ -105,6 +105,7 @@ func counterRecipe(cas bool) fuzz.Recipe[*counter] {
 // that a plain write lost one; the counter that writes by version is
 // clean.
 func TestRecipeReadFindsALostUpdate(t *testing.T) {
+	t.Parallel()
 	f, cases := fuzz.Survey(t, counterRecipe(false), []fuzz.Option{fuzz.WithoutFaults(fuzz.AllFaults()...)}, 500, 1, nil)
 	if f == nil || f.Detector != fuzz.Model || !strings.Contains(f.Story, "the harness reads the shared state") {
 		t.Fatalf("the plain write's lost update: %v, want a model finding from the harness's reads", f)
@@ -164,6 +165,7 @@ func rendezvousRecipe(joint, deaf bool) fuzz.Recipe[*rendezvous] {
 // liveness finding unless the harness knows it is joint and cancels it;
 // and one that does not return once cancelled is stuck all the same.
 func TestJointCallsEndWithTheCase(t *testing.T) {
+	t.Parallel()
 	opts := []fuzz.Option{fuzz.WithoutFaults(fuzz.AllFaults()...), fuzz.WithoutDetectors(fuzz.Herd)}
 	f, _ := fuzz.Survey(t, rendezvousRecipe(false, false), opts, 200, 1, nil)
 	if f == nil || f.Detector != fuzz.Liveness {
@@ -214,6 +216,7 @@ func TestRecipeFinal(t *testing.T) {
 // TestOnlyFindings holds fuzz.OnlyFindings to passing over what it does
 // not accept, as if the case had found nothing.
 func TestOnlyFindings(t *testing.T) {
+	t.Parallel()
 	target := rendezvousRecipe(false, false)
 	opts := []fuzz.Option{fuzz.WithoutFaults(fuzz.AllFaults()...), fuzz.WithoutDetectors(fuzz.Herd)}
 	none := append(opts, fuzz.OnlyFindings(func(f *fuzz.Finding) bool { return f.Detector != fuzz.Liveness }))

@@ -83,6 +83,7 @@ func (w *twins) look(_ context.Context, _ *fuzz.Call) error {
 // makes after the cut comes with it, not at the end of the harness's
 // step. The campaign must reach such pairs for the test to say anything.
 func TestRepliesReachAClientOneAtATime(t *testing.T) {
+	t.Parallel()
 	for _, n := range []*atomic.Int64{&twinsTogether, &twinsOverlaps, &twinsResent, &twinsLate} {
 		n.Store(0)
 	}

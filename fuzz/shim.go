@@ -11,7 +11,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"testing"
 	"time"
+
+	"pgregory.net/rapid"
 )
 
 // This file is the package's shim over rapid and the testing package: the
@@ -33,6 +36,24 @@ func caseSeed(seed uint64, k int) uint64 {
 // worker holds it from setting the seed until rapid calls its property,
 // by which time rapid has read every flag it reads before a failure.
 var flagsMu sync.Mutex
+
+// checkReadingFlags runs set, then rapid.Check(t, prop), holding flagsMu
+// from before set until rapid has read its flags: when it first calls
+// prop, or returns. Tests that run in parallel may then each set rapid's
+// flags and check side by side, and Check never reads a flag while
+// another test's campaign sets it.
+func checkReadingFlags(t *testing.T, set func(), prop func(*rapid.T)) {
+	t.Helper()
+	flagsMu.Lock()
+	var read sync.Once
+	unlock := func() { read.Do(flagsMu.Unlock) }
+	defer unlock()
+	set()
+	rapid.Check(t, func(rt *rapid.T) {
+		unlock()
+		prop(rt)
+	})
+}
 
 // setFlag sets one of rapid's flags; the caller holds flagsMu, or runs
 // alone.

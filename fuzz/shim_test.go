@@ -16,10 +16,8 @@ func TestCaseSeedsAreRapids(t *testing.T) {
 	const seed, checks = 12345, 30
 	draws := func(checks int, seed uint64) [][]uint64 {
 		var all [][]uint64
-		WithRapid(t, checks, seed, func() {
-			rapid.Check(t, func(t *rapid.T) {
-				all = append(all, rapid.SliceOfN(rapid.Uint64(), 5, 5).Draw(t, "draws"))
-			})
+		RapidCheck(t, checks, seed, func(t *rapid.T) {
+			all = append(all, rapid.SliceOfN(rapid.Uint64(), 5, 5).Draw(t, "draws"))
 		})
 		return all
 	}

@@ -39,6 +39,7 @@ func TestStoryNumbersClientsFromZero(t *testing.T) {
 // ends with its Conn closed, is told to restart as the process the rest
 // of the story names: "client N (restart M)".
 func TestStoryNamesRestartsOneWay(t *testing.T) {
+	t.Parallel()
 	restarts := 0
 	for _, s := range storiesOf(t, fuzz.Lock(targets.NewQueueLock), 40) {
 		for _, old := range []string{"a new process", "(restarted)", "incarnation"} {
@@ -65,6 +66,7 @@ func TestStoryNamesRestartsOneWay(t *testing.T) {
 // node, to read the server for a Recipe's checks) are not told as if they
 // were a client's.
 func TestStoryLeavesOutHarnessSessions(t *testing.T) {
+	t.Parallel()
 	unnamed := regexp.MustCompile(`session 0x[0-9a-f]+('s| is notified| reconnects)|own session's`)
 	for name, target := range map[string]fuzz.Target{"lock": fuzz.Lock(targets.NewQueueLock), "semaphore": targets.Semaphore(targets.RecipeSemaphore)} {
 		for _, s := range storiesOf(t, target, 20) {
@@ -79,6 +81,7 @@ func TestStoryLeavesOutHarnessSessions(t *testing.T) {
 // is told where it happened: right after the request it befell, before
 // what the client then saw (its connection closed) and what it did next.
 func TestStoryTellsALostExchangeInOrder(t *testing.T) {
+	t.Parallel()
 	lost := regexp.MustCompile(`^ *· .*(never reaches the server|but the reply is lost)$`)
 	request := regexp.MustCompile(`^ *client \d+( \(restart \d+\))?: \S`)
 	told := 0

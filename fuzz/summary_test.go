@@ -56,6 +56,7 @@ func TestSummariesNameSteps(t *testing.T) {
 // goes on, and finds the lock's own bugs (here none: the queue lock is
 // sound).
 func TestTokenlessLockReportedOnce(t *testing.T) {
+	t.Parallel()
 	target := fuzz.Lock(func(conn zktest.Conn, path string) fuzz.Locker { return tokenless{newSound(conn, path).QueueLock} })
 	f, note := fuzz.SurveyTokenless(t, target, []fuzz.Option{fuzz.WithFencing(fuzz.FencingAlways)}, 300, 1)
 	if f != nil {
@@ -82,6 +83,7 @@ func mutant(t *testing.T, name string) fuzz.Target {
 // that the waiters connected to them hear of releases late: the herd must
 // be found with a late wakeup among those it woke.
 func TestHerdWithLaggingFollowers(t *testing.T) {
+	t.Parallel()
 	m, _ := targets.MutantByName("herd")
 	for seed := uint64(1); seed <= 3; seed++ {
 		f, cases := fuzz.SurveyLagging(t, m.Target, 300, seed, func(f *fuzz.Finding) bool {

@@ -44,6 +44,7 @@ func lookRecipe(paused *atomic.Int64) fuzz.Recipe[*looker] {
 // see it while a Pause holds the process, and never in a campaign that
 // draws no pause.
 func TestViewTellsAFrozenProcess(t *testing.T) {
+	t.Parallel()
 	var paused atomic.Int64
 	onlyPauses := fuzz.WithoutFaults(slices.DeleteFunc(fuzz.AllFaults(), func(f fuzz.Fault) bool { return f == fuzz.Pause })...)
 	if f, _ := fuzz.Survey(t, lookRecipe(&paused), []fuzz.Option{onlyPauses}, 100, 1, nil); f != nil {

@@ -29,6 +29,7 @@ func TestLatchFixesAreClean(t *testing.T) {
 		fixed curatorLatchVersion
 	}{{curator460(), fixed460}, {curator653(), fixed653}, {curator696(), fixed696}} {
 		t.Run(c.bug.Name, func(t *testing.T) {
+			t.Parallel()
 			fuzz.Check(t, latchTarget(c.fixed), append([]fuzz.Option{fuzz.OnlyFindings(c.bug.Accepts)}, c.bug.Options...)...)
 		})
 	}

@@ -18,6 +18,7 @@ import (
 func TestRecipeElection(t *testing.T) {
 	for _, n := range []int{2, 3, 5, 8} {
 		t.Run(fmt.Sprintf("clients=%d", n), func(t *testing.T) {
+			t.Parallel()
 			fuzz.Check(t, Election(RecipeElection), fuzz.WithClients(n))
 		})
 	}
@@ -28,6 +29,7 @@ func TestRecipeElection(t *testing.T) {
 func TestRecipeRWMutex(t *testing.T) {
 	for _, n := range []int{2, 3, 5, 8} {
 		t.Run(fmt.Sprintf("clients=%d", n), func(t *testing.T) {
+			t.Parallel()
 			fuzz.Check(t, RWMutex(RecipeRWMutex), fuzz.WithClients(n))
 		})
 	}
@@ -38,6 +40,7 @@ func TestRecipeRWMutex(t *testing.T) {
 func TestRecipeSemaphore(t *testing.T) {
 	for _, n := range []int{2, 3, 5, 8} {
 		t.Run(fmt.Sprintf("clients=%d", n), func(t *testing.T) {
+			t.Parallel()
 			fuzz.Check(t, Semaphore(RecipeSemaphore), fuzz.WithClients(n))
 		})
 	}
@@ -46,12 +49,14 @@ func TestRecipeSemaphore(t *testing.T) {
 // TestSoundQueueRWMutex holds the queue lock's read/write lock, which the
 // read/write mutants break, to the same campaign.
 func TestSoundQueueRWMutex(t *testing.T) {
+	t.Parallel()
 	fuzz.Check(t, RWMutex(queueRWLocker(sound)))
 }
 
 // TestSoundQueueElection holds the queue lock's election, which two of
 // the election mutants break, to the election's campaign.
 func TestSoundQueueElection(t *testing.T) {
+	t.Parallel()
 	fuzz.Check(t, Election(queueElector(sound)))
 }
 
