@@ -146,18 +146,8 @@ func (e *engine) campaign(t *testing.T, res *campaignResult) {
 func (e *engine) searchCase(t *testing.T, k int) caseOutcome {
 	var out caseOutcome
 	t.Run(strconv.Itoa(k), func(t *testing.T) {
-		flagsMu.Lock()
-		locked := true
-		unlock := func() {
-			if locked {
-				locked = false
-				flagsMu.Unlock()
-			}
-		}
-		defer unlock()
-		setFlag("rapid.seed", strconv.FormatUint(caseSeed(e.cfg.Seed, k), 10))
-		rapid.Check(t, func(rt *rapid.T) {
-			unlock()
+		seed := strconv.FormatUint(caseSeed(e.cfg.Seed, k), 10)
+		checkReadingFlags(t, map[string]string{"rapid.seed": seed}, func(rt *rapid.T) {
 			e.runs.Add(1)
 			c, f := e.runAndCheck(rt)
 			out = caseOutcome{ran: true, steps: c.steps, tally: c.tally, finding: f}

@@ -35,7 +35,7 @@ func Check(t *testing.T, target Target, opts ...Option) {
 		e.realCampaign(t, RealCases, 0)
 		return
 	}
-	checkReadingFlags(t, func() {}, e.property)
+	checkReadingFlags(t, nil, e.property)
 	if note := e.tokenlessNote(); note != "" {
 		t.Logf("fuzz: what this lock cannot promise, as it hands out no fencing token (reported once; the campaign went on): %s", note)
 	}

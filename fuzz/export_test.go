@@ -1,11 +1,9 @@
 package fuzz
 
 import (
-	"flag"
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -27,40 +25,19 @@ func RaceEnabled() bool { return raceEnabled }
 
 // RapidCheck runs rapid.Check(t, prop) with rapid's -rapid.checks and
 // -rapid.seed set. Under -short rapid runs a fifth of the checks asked
-// for; the count is scaled to make up for it.
-//
-// Parallel tests may call it: it sets the flags and lets rapid read them
-// under flagsMu (checkReadingFlags), and then puts back the values the
-// command line gave, never another test's.
+// for; the count is scaled to make up for it. Parallel tests may call it:
+// the flags are set, read by rapid and put back under flagsMu
+// (checkReadingFlags).
 func RapidCheck(t *testing.T, checks int, seed uint64, prop func(*rapid.T)) {
 	t.Helper()
 	if testing.Short() {
 		checks *= 5
 	}
-	commandLine := rapidCommandLine()
-	defer func() {
-		flagsMu.Lock()
-		defer flagsMu.Unlock()
-		for name, v := range commandLine {
-			setFlag(name, v)
-		}
-	}()
-	checkReadingFlags(t, func() {
-		setFlag("rapid.checks", strconv.Itoa(checks))
-		setFlag("rapid.seed", strconv.FormatUint(seed, 10))
+	checkReadingFlags(t, map[string]string{
+		"rapid.checks": strconv.Itoa(checks),
+		"rapid.seed":   strconv.FormatUint(seed, 10),
 	}, prop)
 }
-
-// rapidCommandLine returns the values of the flags RapidCheck sets as the
-// command line gave them, read the first time it is called: before any
-// test has set them, as only RapidCheck sets them.
-var rapidCommandLine = sync.OnceValue(func() map[string]string {
-	values := map[string]string{}
-	for _, name := range []string{"rapid.checks", "rapid.seed"} {
-		values[name] = flag.Lookup(name).Value.String()
-	}
-	return values
-})
 
 // campaign runs checks cases of target from seed with opts, as a test's
 // Check does, on an engine that set has adjusted first, and returns the

@@ -32,25 +32,38 @@ func caseSeed(seed uint64, k int) uint64 {
 	return seed + n*(n+1)/2
 }
 
-// flagsMu guards rapid's flags while a case's rapid.Check reads them: a
-// worker holds it from setting the seed until rapid calls its property,
+// flagsMu guards rapid's flags while a rapid.Check reads them
+// (checkReadingFlags): from setting them until rapid calls its property,
 // by which time rapid has read every flag it reads before a failure.
 var flagsMu sync.Mutex
 
-// checkReadingFlags runs set, then rapid.Check(t, prop), holding flagsMu
-// from before set until rapid has read its flags: when it first calls
-// prop, or returns. Tests that run in parallel may then each set rapid's
-// flags and check side by side, and Check never reads a flag while
-// another test's campaign sets it.
-func checkReadingFlags(t *testing.T, set func(), prop func(*rapid.T)) {
+// checkReadingFlags runs rapid.Check(t, prop) with rapid's flags set to
+// values (none: as they are), holding flagsMu from setting them until
+// rapid has read them — when it first calls prop, or returns — and then
+// putting back the values they had. Every test that sets the flags does
+// it here, so outside flagsMu they hold the command line's values: tests
+// that run in parallel may each check with flags of their own, and Check
+// reads the command line's, never another test's.
+func checkReadingFlags(t *testing.T, values map[string]string, prop func(*rapid.T)) {
 	t.Helper()
 	flagsMu.Lock()
+	old := map[string]string{}
+	for name, v := range values {
+		old[name] = flag.Lookup(name).Value.String()
+		setFlag(name, v)
+	}
 	var read sync.Once
-	unlock := func() { read.Do(flagsMu.Unlock) }
-	defer unlock()
-	set()
+	done := func() {
+		read.Do(func() {
+			for name, v := range old {
+				setFlag(name, v)
+			}
+			flagsMu.Unlock()
+		})
+	}
+	defer done()
 	rapid.Check(t, func(rt *rapid.T) {
-		unlock()
+		done()
 		prop(rt)
 	})
 }

@@ -1,6 +1,7 @@
 package fuzz
 
 import (
+	"flag"
 	"slices"
 	"testing"
 
@@ -30,5 +31,34 @@ func TestCaseSeedsAreRapids(t *testing.T) {
 		if len(alone) != 1 || !slices.Equal(alone[0], want) {
 			t.Fatalf("check %d of seed %d drew %v; one check of caseSeed %d drew %v", k, seed, want, caseSeed(seed, k), alone)
 		}
+	}
+}
+
+// TestFlagsPutBackOnceRead holds checkReadingFlags to putting rapid's
+// flags back as soon as rapid has read them: a campaign's cases then run
+// with the command line's values in the flags, and a Check in a test
+// running beside it reads those, not the campaign's.
+func TestFlagsPutBackOnceRead(t *testing.T) {
+	read := func() [2]string {
+		flagsMu.Lock()
+		defer flagsMu.Unlock()
+		return [2]string{flag.Lookup("rapid.checks").Value.String(), flag.Lookup("rapid.seed").Value.String()}
+	}
+	before := read()
+	if before == [2]string{"7", "987654321"} {
+		t.Skip("the command line set the very values this test sets")
+	}
+	checks := 0
+	RapidCheck(t, 7, 987654321, func(*rapid.T) {
+		checks++
+		if during := read(); during != before {
+			t.Fatalf("while the campaign runs, -rapid.checks and -rapid.seed are %q, not the command line's %q", during, before)
+		}
+	})
+	if checks != 7 {
+		t.Fatalf("rapid ran %d checks, want the 7 set", checks)
+	}
+	if after := read(); after != before {
+		t.Fatalf("after the campaign, -rapid.checks and -rapid.seed are %q, not the command line's %q", after, before)
 	}
 }
