@@ -68,6 +68,7 @@ func TestZKLockDefects(t *testing.T) {
 	}
 	for _, d := range targets.ZKLockDefects() {
 		t.Run(d.Name, func(t *testing.T) {
+			t.Parallel()
 			if inCatalogue[d.Mark] {
 				t.Skip("the catalogue's entry runs this campaign (TestCatalogue)")
 			}
