@@ -7,8 +7,8 @@
 #   make test-long   the long tier (-tags long): the same tests repeated over
 #                    more seeds and every mutant, the mutant table over 20
 #                    seeds, every known bug of the catalogue over 20 seeds,
-#                    4,000 cases of each recipe; about seven minutes
-#                    (the fuzz package's 412 s in CI, 2026-12-03).
+#                    4,000 cases of each recipe; about six and a half
+#                    minutes (the fuzz package's 378 s in CI, 2026-12-04).
 # `make test-ensemble` runs the fast tier's tests against a 3-node ZooKeeper
 # ensemble on 127.0.0.1 (see .ci/ensemble).
 
