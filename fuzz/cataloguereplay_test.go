@@ -26,7 +26,8 @@ var notReplaying = map[string]string{
 // other libraries, whose goroutines meet the fake's timers at the same
 // instants (CURATOR-696's LeaderLatch retries on a second's rhythm as the
 // Conn redials). The long tier runs it: 400 cases of every entry are too
-// many for the fast tier's race detector.
+// many for the fast tier's race detector. The entries run in parallel, so
+// each hunt is told twice under another's load as well.
 func TestCatalogueSameSeedSameHistory(t *testing.T) {
 	if !fuzz.LongTier() {
 		t.Skip("runs in the long tier (make test-long)")
@@ -37,6 +38,7 @@ func TestCatalogueSameSeedSameHistory(t *testing.T) {
 			continue
 		}
 		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
 			first := fuzz.AllTranscripts(t, b.Target, b.Options, 200, 5)
 			second := fuzz.AllTranscripts(t, b.Target, b.Options, 200, 5)
 			if len(first) != len(second) {
