@@ -21,10 +21,6 @@ func (l *Listener) Drop(sessionID int64) error {
 	s.mu.Unlock()
 	if cc != nil {
 		cc.close()
-		// Forgotten now, not when the connection's goroutine gets to it:
-		// GET /sessions, asked next, tells it gone, and what the session
-		// is notified of meanwhile waits for its next connection.
-		s.detach(cc)
 	}
 	return nil
 }
@@ -54,7 +50,6 @@ func (l *Listener) Partition(sessionID int64) error {
 	s.mu.Unlock()
 	if cc != nil {
 		cc.close()
-		s.detach(cc) // as Drop does
 	}
 	return nil
 }

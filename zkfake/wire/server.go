@@ -492,7 +492,14 @@ func (l *Listener) handshake(cc *clientConn, creq *connectRequest) *session {
 		l.mu.Unlock()
 		err := errEnded
 		if s != nil && string(s.passwd) == string(creq.passwd) {
-			err = s.attach(cc, creq.hasReadOnly)
+			// cc knows its session before attach answers the client, as
+			// a new session's does: a Drop or Partition the client asks
+			// for once it hears the answer closes cc, and close detaches
+			// cc from the session it knows.
+			cc.gotSession(s)
+			if err = s.attach(cc, creq.hasReadOnly); err != nil {
+				cc.gotSession(nil)
+			}
 		}
 		if err == errEnded && l.isPartitioned(creq.sessionID) {
 			// A partition outlives the session it cut off: the client
@@ -501,7 +508,6 @@ func (l *Listener) handshake(cc *clientConn, creq *connectRequest) *session {
 		}
 		switch err {
 		case nil:
-			cc.gotSession(s)
 			if cc.pipe && s.watching() {
 				cc.holdReplies()
 			}
@@ -529,7 +535,8 @@ func (l *Listener) handshake(cc *clientConn, creq *connectRequest) *session {
 	return s
 }
 
-// gotSession attaches cc to s for cons and stat.
+// gotSession attaches cc to s for cons and stat (to none if s is nil),
+// and for close, which detaches cc from s.
 func (cc *clientConn) gotSession(s *session) {
 	zxid := cc.l.srv.Zxid() // not under cc.mu: the fake calls send, which takes it, under its own lock
 	now := time.Now()
