@@ -32,7 +32,7 @@ const (
 	actCancel                        // a client's waiting Lock is cancelled
 	actDeleteNode                    // someone else deletes a client's node in the lock's directory, or writes to it
 	actQuorumLoss                    // a majority of the ensemble's members stop
-	actQuorumBack                    // they start again, at once or minutes later
+	actQuorumBack                    // they start again: at once, once the sessions' timeouts have passed, or minutes later
 	actLateEvent                     // a client's next watch event reaches its recipe late
 	numActionKinds
 )
@@ -107,9 +107,31 @@ const (
 // partitions that outlast their session expire without help.
 var healWhen = [...]int{healNow, healNoticed, healNoticed, healExpired, healLate}
 
-// quorumBackAfter are the spans a lost quorum may last before it comes
-// back: at once, longer than a minute, minutes.
-var quorumBackAfter = [...]time.Duration{0, 90 * time.Second, 5 * time.Minute}
+// When a lost quorum comes back. Zero, where shrinking goes, is at once.
+// Past the sessions is an election that outlasts every client's session
+// timeout, counted from the loss, by a step: each client has noticed its
+// lost connection for that long, and one that gives its session up on its
+// own (Curator's injected expiration) opens a new one, while the servers,
+// which expire no session without a quorum, keep the old one and its
+// ephemeral nodes for a fresh timeout. Minutes is an outage of five
+// minutes, longer than any session and any recipe's retries.
+const (
+	quorumBackNow = iota
+	quorumBackPastSessions
+	quorumBackMinutes
+	quorumBackWhens
+)
+
+// quorumOutage is how long the outage lasts from now, given when it ends.
+func (h *harness) quorumOutage(when int) time.Duration {
+	switch when {
+	case quorumBackPastSessions:
+		return max(0, time.Until(h.quorumLost.Add(h.maxTimeout+stepTime)))
+	case quorumBackMinutes:
+		return 5 * time.Minute
+	}
+	return 0
+}
 
 const (
 	resumeNow = iota
@@ -170,10 +192,7 @@ func (a action) GoString() string {
 	case actQuorumLoss:
 		return "a majority of the ensemble stops"
 	case actQuorumBack:
-		if d := quorumBackAfter[a.span%len(quorumBackAfter)]; d > 0 {
-			return "the stopped members start again after " + d.String()
-		}
-		return "the stopped members start again"
+		return "the stopped members start again" + [quorumBackWhens]string{"", " once every client's session timeout has passed", " after 5m0s"}[a.span%quorumBackWhens]
 	case actLateEvent:
 		return c + "'s next watch event reaches it late"
 	case actCrash:
@@ -258,7 +277,7 @@ func actionGen(n int, cfg config) *rapid.Generator[action] {
 				a.span = rapid.IntRange(0, 2).Draw(t, "next session on")
 			}
 		case actQuorumBack:
-			a.span = rapid.IntRange(0, len(quorumBackAfter)-1).Draw(t, "after")
+			a.span = rapid.IntRange(0, quorumBackWhens-1).Draw(t, "after")
 		case actQuorumLoss:
 			// Which two members stop: the followers (0), or the leader
 			// and follower 1 or 2.
@@ -389,7 +408,7 @@ func (h *harness) apply(a action) {
 			h.move(s, nil)
 			return
 		}
-		h.restartMembers(quorumBackAfter[a.span%len(quorumBackAfter)])
+		h.restartMembers(h.quorumOutage(a.span % quorumBackWhens))
 	case actLateEvent:
 		// Code on a raw *zk.Conn reads its events from go-zookeeper's own
 		// channels, as go-zookeeper hands them over: when it reads them
