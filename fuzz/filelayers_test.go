@@ -34,7 +34,7 @@ var fileLayers = [][]string{
 	// and story.
 	{"harness.go", "case.go", "realclients.go", "sessions.go", "fencing.go", "rows.go", "lockloop.go", "recipemutex.go", "behaviour.go",
 		"gate.go", "callorder.go", "replies.go", "poll.go", "background.go", "actions.go", "faults.go", "ops.go", "recipechecks.go", "late.go", "quorum.go", "leash.go", "story.go",
-		"statereport.go", "herd.go", "liveness.go", "probe.go", "leak.go"},
+		"statereport.go", "herd.go", "liveness.go", "orphans.go", "probe.go", "leak.go"},
 	// Reading a case once it has run: its history checked, its finding
 	// explained.
 	{"history.go", "explain.go", "model.go"},

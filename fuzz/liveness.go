@@ -9,8 +9,9 @@ import (
 // This file winds a case down and runs the liveness detector on the way:
 // with every fault healed, every client must finish its round and stop.
 
-// windDown heals every fault, tells the clients to stop after their current
-// round, and lets them finish, round robin. If nothing moves for
+// windDown heals every fault, lets the sessions no client holds expire
+// (outlastOrphans), tells the clients to stop after their current round,
+// and lets them finish, round robin. If nothing moves for
 // its stallLimit — no Lock or Unlock returns — the case is stuck: liveness.
 func (h *harness) windDown() {
 	h.closeAdmin()
@@ -41,6 +42,7 @@ func (h *harness) windDown() {
 			h.settle()
 		}
 	}
+	h.outlastOrphans()
 	h.tick()
 	round := "finishes its round, unlocks and stops"
 	if !h.sub.isLock() {
