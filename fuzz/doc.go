@@ -44,18 +44,12 @@
 // watches late, and catches up; an expiry after which the client's next
 // session opens on a lagging follower; a majority of the ensemble stopped
 // (no quorum: nothing is served, no session expires) and started again at
-// once, once every client's session timeout has passed (a client that gives
-// its session up on its own opens a new one while the servers keep the old
-// one), or minutes later; a watch event held back from the recipe until the
-// reply to the client's next request, as go-zookeeper's event channels
-// allow; time passing. Every directory's sequence counter may start near
+// once, once every session's timeout has passed, or minutes later; a watch
+// event held back from the recipe until the reply to the client's next
+// request, as go-zookeeper's event channels allow; time passing. Every directory's sequence counter may start near
 // the int32 wrap (zkfake.WithSequenceStart). Each case then winds down:
-// every fault heals; time passes until the server has expired every session
-// no client holds any more (a crashed process's, one a client gave up), the
-// clients' calls to the server answered meanwhile and the recipe's checks
-// run, so that a recipe that took such a session's node for its own is
-// caught when the node goes; every client finishes its round and stops,
-// every session closes.
+// every fault heals; the sessions no client holds expire (orphans.go);
+// every client finishes its round and stops, every session closes.
 //
 // Partitions end both ways. A case's tickTime is drawn (200ms, 1s, 6s),
 // and each client's session timeout over the whole range ZooKeeper

@@ -25,7 +25,7 @@ func (h *harness) outlastOrphans() {
 	}
 	h.tick()
 	h.begin("every fault healed: time passes until the server has expired the sessions no client holds, and the clients' calls to the server are answered meanwhile; no client starts a new call")
-	step := max(noticeStep, h.maxTimeout/8)
+	step := max(noticeStep, h.maxTimeout/4)
 	calls := 0 // answered since time last passed
 	for until := h.now() + 2*h.maxTimeout; h.finding == nil && h.holdsOrphans() && h.now() < until; {
 		h.tick()

@@ -10,11 +10,12 @@ import "github.com/zksim/zksim/fuzz"
 // its node with that create.
 //
 // Not in the catalogue but in Unlisted (catalogue.go): the harness finds
-// it from every one of seeds 1 to 20 within 2,000 cases (zkfuzz
-// -recipe=CURATOR-498 -seed=S: 75 to 1,813 cases, the median about 560),
-// but a seed's hunt does not yet replay: the port's goroutines still meet
-// in the scheduler's order in the window below, and one run of six missed
-// it from seed 4, which the others found at case 986. It needs the create
+// it from 19 of seeds 1 to 20 within 2,000 cases (zkfuzz
+// -recipe=CURATOR-498 -seed=S: 75 to 1,585 cases, the median about 480;
+// seed 20 finds it just past 2,000), but a seed's hunt does not yet
+// replay: the port's goroutines still meet in the scheduler's order in the
+// window below, and one run of six missed it from seed 4, which the others
+// found at case 986. It needs the create
 // to be applied and its reply lost, and the retry that follows a second
 // later to run after Curator has given its session up: a lost reply (after
 // which the fake's client reconnects at once, the session intact) followed
