@@ -215,9 +215,21 @@ func (h *harness) stuckOps(stalled time.Duration, moves int) {
 func (h *harness) background(d time.Duration) {
 	// In steps of 50ms, or of a 160th of d for the minutes a case of long
 	// sessions waits: a request made meanwhile waits a step at most.
-	pause := max(50*time.Millisecond, d/160)
+	h.passTime(d, max(50*time.Millisecond, d/160), nil)
+}
+
+// passTime lets d pass in steps of pause, the clients' calls to the server
+// answered as they come and the held watch events of idle clients handed
+// over, until stop (if set), asked before each move and each step, says
+// to stop. No client starts a new call or round. It gives up after
+// stallMoves calls, for a client that calls again and again without
+// letting time pass.
+func (h *harness) passTime(d, pause time.Duration, stop func() bool) {
 	for waited, moves := time.Duration(0), 0; waited < d && moves < stallMoves; {
-		if s, r := h.runnable(h.slots[0]); s != nil && r.point == noPoint {
+		if stop != nil && stop() {
+			return
+		}
+		if s, r := h.waitingCall(); s != nil {
 			moves++
 			h.grant(s, r)
 			continue
@@ -229,6 +241,21 @@ func (h *harness) background(d time.Duration) {
 		h.advance(step)
 		waited += step
 	}
+}
+
+// waitingCall returns the first client, in slot order, whose next request
+// at the gate is a call to the server, and that call; a point of the
+// client's own loop (a new round, a new call) waits.
+func (h *harness) waitingCall() (*slot, *request) {
+	for _, s := range h.slots {
+		if s.inc.paused {
+			continue
+		}
+		if r := s.inc.chooseRequest(h.orderDrawn()); r != nil && r.point == noPoint {
+			return s, r
+		}
+	}
+	return nil, nil
 }
 
 // checkClosedConn counts a request a process makes on a Conn it closed:
