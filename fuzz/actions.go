@@ -108,13 +108,13 @@ const (
 var healWhen = [...]int{healNow, healNoticed, healNoticed, healExpired, healLate}
 
 // When a lost quorum comes back. Zero, where shrinking goes, is at once.
-// Past the sessions is an election that outlasts every client's session
-// timeout, counted from the loss, by a step: each client has noticed its
-// lost connection for that long, and one that gives its session up on its
-// own (Curator's injected expiration) opens a new one, while the servers,
-// which expire no session without a quorum, keep the old one and its
-// ephemeral nodes for a fresh timeout. Minutes is an outage of five
-// minutes, longer than any session and any recipe's retries.
+// quorumBackPastSessions is an election that lasts a step longer than the
+// longest session timeout, counted from the loss: a client that has been
+// disconnected that long and gives its session up on its own (Curator's
+// injected expiration) opens a new one once the quorum is back, while the
+// servers, which expire no session without a quorum, keep the old one and
+// its ephemeral nodes for a fresh timeout. quorumBackMinutes is an outage
+// of five minutes, longer than any session and any recipe's retries.
 const (
 	quorumBackNow = iota
 	quorumBackPastSessions
@@ -192,7 +192,13 @@ func (a action) GoString() string {
 	case actQuorumLoss:
 		return "a majority of the ensemble stops"
 	case actQuorumBack:
-		return "the stopped members start again" + [quorumBackWhens]string{"", " once every client's session timeout has passed", " after 5m0s"}[a.span%quorumBackWhens]
+		switch a.span % quorumBackWhens {
+		case quorumBackPastSessions:
+			return "the stopped members start again once every client's session timeout has passed"
+		case quorumBackMinutes:
+			return "the stopped members start again after 5m0s"
+		}
+		return "the stopped members start again"
 	case actLateEvent:
 		return c + "'s next watch event reaches it late"
 	case actCrash:

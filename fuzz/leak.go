@@ -111,7 +111,7 @@ func (h *harness) children() []node {
 // may remain at all.
 func (h *harness) finalChecks() {
 	h.tick()
-	h.begin("every client has unlocked and stopped; time passes for the sessions of crashed processes to expire")
+	h.begin("every client has unlocked and stopped; time passes for what runs in the background to settle, and for any session no client holds to expire")
 	settle := 2 * h.maxTimeout
 	if h.pipe != nil {
 		// go-zookeeper dials again a second after a failed round, and

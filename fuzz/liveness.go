@@ -241,6 +241,9 @@ func (h *harness) passTime(d, pause time.Duration, stop func() bool) {
 		h.advance(step)
 		waited += step
 	}
+	if stop != nil {
+		stop() // after the last step too
+	}
 }
 
 // waitingCall returns the first client, in slot order, whose next request

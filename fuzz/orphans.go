@@ -23,7 +23,11 @@ func (h *harness) outlastOrphans() {
 		return
 	}
 	h.tick()
-	h.begin("every fault healed: time passes until the server has expired the sessions no client holds, and the clients' calls to the server are answered meanwhile; no client starts a new call")
+	h.begin("every fault healed: time passes until the server has expired the sessions no client holds, " +
+		"and the clients' calls to the server are answered meanwhile; no client starts a new call")
+	// Steps of a quarter of the longest timeout keep the phase to a few
+	// steps; a call made meanwhile waits for the step's end, as a call
+	// does while an action lets time pass.
 	h.passTime(2*h.maxTimeout, max(noticeStep, h.maxTimeout/4), func() bool {
 		h.checkRecipe()
 		return h.finding != nil || !h.holdsOrphans()

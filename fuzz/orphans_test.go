@@ -81,7 +81,8 @@ func claimantRecipe() fuzz.Recipe[*claimant] {
 // the sessions no client holds expire before the clients stop: a
 // claimant that took its crashed process's node is wrong only once the
 // server expires the dead session, which a short schedule ends before.
-// The test takes only findings made in that phase of the wind-down.
+// The test takes only findings whose story has that phase: after it,
+// each claimant releases its claim and stops.
 func TestOrphanedSessionsExpireBeforeTheEnd(t *testing.T) {
 	t.Parallel()
 	const phase = "time passes until the server has expired the sessions no client holds"

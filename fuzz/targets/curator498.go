@@ -48,7 +48,7 @@ func curator498() KnownBug {
 		// The bug needs a create's reply lost and an outage long enough
 		// for Curator to give up its session while the server keeps it:
 		// lost replies and quorum losses are drawn alone, over schedules
-		// of 300 actions (200, as for CURATOR-696, miss it from a seed). The port's other bug, the
+		// of 300 actions (over CURATOR-696's 200, some seeds miss it). The port's other bug, the
 		// one CURATOR-653's fix (9b3a1453, 5.4.0) ended, shows up here
 		// too: a stale create callback replaces the node of a latch that
 		// leads, and 4.1.0's checkLeadership keeps the leadership when the
