@@ -215,7 +215,7 @@ func (h *harness) stuckOps(stalled time.Duration, moves int) {
 func (h *harness) background(d time.Duration) {
 	// In steps of 50ms, or of a 160th of d for the minutes a case of long
 	// sessions waits: a request made meanwhile waits a step at most.
-	h.passTime(d, max(50*time.Millisecond, d/160), nil)
+	h.passTime(d, max(50*time.Millisecond, d/160), false, nil)
 }
 
 // passTime lets d pass in steps of pause, the clients' calls to the server
@@ -223,13 +223,20 @@ func (h *harness) background(d time.Duration) {
 // over, until stop (if set), asked before each move and each step, says
 // to stop. No client starts a new call or round. It gives up after
 // stallMoves calls, for a client that calls again and again without
-// letting time pass.
-func (h *harness) passTime(d, pause time.Duration, stop func() bool) {
+// letting time pass. With tell, each move and each step of time is a step
+// of the story of its own, as the detectors need while clients still wait
+// in calls: the herd rule tells a waiter that went back to waiting after
+// it was woken from one that waited before by their steps.
+func (h *harness) passTime(d, pause time.Duration, tell bool, stop func() bool) {
 	for waited, moves := time.Duration(0), 0; waited < d && moves < stallMoves; {
 		if stop != nil && stop() {
 			return
 		}
 		if s, r := h.waitingCall(); s != nil {
+			if tell {
+				h.tick()
+				h.begin(fmt.Sprintf("%s moves", s.name()))
+			}
 			moves++
 			h.grant(s, r)
 			continue
@@ -238,6 +245,10 @@ func (h *harness) passTime(d, pause time.Duration, stop func() bool) {
 			continue
 		}
 		step := min(pause, d-waited)
+		if tell {
+			h.tick()
+			h.begin(fmt.Sprintf("time passes %v", step))
+		}
 		h.advance(step)
 		waited += step
 	}

@@ -28,7 +28,7 @@ func (h *harness) outlastOrphans() {
 	// Steps of a quarter of the longest timeout keep the phase to a few
 	// steps; a call made meanwhile waits for the step's end, as a call
 	// does while an action lets time pass.
-	h.passTime(2*h.maxTimeout, max(noticeStep, h.maxTimeout/4), func() bool {
+	h.passTime(2*h.maxTimeout, max(noticeStep, h.maxTimeout/4), true, func() bool {
 		h.checkRecipe()
 		return h.finding != nil || !h.holdsOrphans()
 	})
