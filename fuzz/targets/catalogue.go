@@ -49,7 +49,7 @@ func Catalogue() []KnownBug {
 // Unlisted returns known bugs whose ports are written and whose bug the
 // harness reaches, but not yet the same way run after run, which the
 // Catalogue holds each entry to: CURATOR-498 on LeaderLatch 4.1.0, found
-// from 19 of seeds 1 to 20 within 2,000 cases (zkfuzz -recipe=CURATOR-498
+// from 19 or 20 of seeds 1 to 20 within 2,000 cases (zkfuzz -recipe=CURATOR-498
 // -seed=15), though a seed may find it at another case, or miss it, from
 // one run to the next (see its file). cmd/zkfuzz hunts them by name as it
 // hunts the Catalogue's.

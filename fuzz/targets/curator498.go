@@ -9,22 +9,22 @@ import "github.com/zksim/zksim/fuzz"
 // it. reset(), which LeaderLatch 4.1.0 calls on every RECONNECTED, makes
 // its node with that create.
 //
-// Not in the catalogue but in Unlisted (catalogue.go): the harness finds
-// it from 19 of seeds 1 to 20 within 2,000 cases (zkfuzz
-// -recipe=CURATOR-498 -seed=S: 75 to 1,585 cases, the median about 480;
-// seed 20 finds it just past 2,000), but a seed's hunt does not yet
-// replay: the port's goroutines still meet in the scheduler's order in the
-// window below, and one run of six missed it from seed 4, which the others
-// found at case 986. It needs the create
-// to be applied and its reply lost, and the retry that follows a second
-// later to run after Curator has given its session up: a lost reply (after
-// which the fake's client reconnects at once, the session intact) followed
-// within that second by a quorum lost past every session's timeout. In the
-// report's schedule both are one event (zkfake.ReplyLoss.StopMembers draws
-// it so). The latch then leads through the old node with nothing watched
-// when the stale create's callback lands between the RECONNECTED reset's
-// create callback and that callback's listing (otherwise the reset's watch
-// on the old node fires when the old session expires, and the latch
+// Not in the catalogue but in Unlisted (catalogue.go): the harness finds it
+// from 19 or 20 of seeds 1 to 20 within 2,000 cases (zkfuzz
+// -recipe=CURATOR-498 -seed=S: 75 to 1,690 cases, the median about 560; seed
+// 20 at case 1,690 or just past 2,000, from one build of the harness to the
+// next), but a seed's hunt does not yet replay: the port's goroutines still
+// meet in the scheduler's order in the window below, and one run of six
+// missed it from seed 4, which the others found at case 986. It needs the
+// create to be applied and its reply lost, and the retry that follows a
+// second later to run after Curator has given its session up: a lost reply
+// (after which the fake's client reconnects at once, the session intact)
+// followed within that second by a quorum lost past every session's timeout.
+// In the report's schedule both are one event (zkfake.ReplyLoss.StopMembers
+// draws it so). The latch then leads through the old node with nothing
+// watched when the stale create's callback lands between the RECONNECTED
+// reset's create callback and that callback's listing (otherwise the reset's
+// watch on the old node fires when the old session expires, and the latch
 // resets); the two leaders show once the server expires the old session,
 // which the wind-down waits for.
 

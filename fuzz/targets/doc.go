@@ -206,8 +206,8 @@
 //   - CURATOR-498 (a protected create's retry takes the old session's node
 //     as its own) is written on LeaderLatch 4.1.0 (curator498.go, on
 //     curatorlatch.go's port, listed by Unlisted). The harness finds it
-//     from 19 of seeds 1 to 20 within 2,000 cases, but a seed's hunt does
-//     not yet replay: the window it needs (the stale create's callback
+//     from 19 or 20 of seeds 1 to 20 within 2,000 cases, but a seed's hunt
+//     does not yet replay: the window it needs (the stale create's callback
 //     between the RECONNECTED reset's create and its listing) is where the
 //     port's goroutines still meet in the scheduler's order. It needs a
 //     lost reply and a quorum lost past every session's timeout within the
