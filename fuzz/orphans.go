@@ -41,7 +41,7 @@ func (h *harness) holdsOrphans() bool {
 	for _, s := range h.slots {
 		held[s.inc.conn.SessionID()] = true
 	}
-	for id := range h.liveSessions() {
+	for _, id := range h.srv.Sessions() {
 		if !held[id] && h.sessions[id] != ownSession {
 			return true
 		}
