@@ -38,7 +38,8 @@ type Conn struct {
 	requested time.Duration
 	readKey   int64 // picks the server lock's shard for plain reads
 	callback  func(zk.Event)
-	noRenew   bool // WithoutRenewal
+	answered  func() // WithAnswerCallback
+	noRenew   bool   // WithoutRenewal
 
 	// Read without the server lock by SessionID and State, as go-zookeeper
 	// reads them atomically.
@@ -128,6 +129,17 @@ type ConnOption func(*Conn)
 // put on the event channel, as zk.WithEventCallback does. f runs while the
 // server is locked: it must not call the Conn or the Server.
 func WithEventCallback(f func(zk.Event)) ConnOption { return func(c *Conn) { c.callback = f } }
+
+// WithAnswerCallback calls f each time the server answers one of the
+// session's requests: once the request has taken effect, and before any
+// watch event a later change raises for the session. f runs while the
+// server is locked: it must not call the Conn or the Server. It is for a
+// server that relays the session to a client of its own (package wire):
+// ZooKeeper sends a session's reply ahead of the events of every change
+// made after the request, so that a client never hears of a watch's event
+// before the reply that set it, and the relay queues those events until
+// the reply is on its way.
+func WithAnswerCallback(f func()) ConnOption { return func(c *Conn) { c.answered = f } }
 
 // WithoutRenewal makes a Conn that, once it learns that its session has
 // expired, does not start a new one as go-zookeeper does: it stays
@@ -351,6 +363,7 @@ func (c *Conn) read(op, path string, apply func(st *state) error) error {
 		if c.link == linkUp && c.turn == c.tickets {
 			err := apply(s.st)
 			c.lastZxid.Store(s.memberOf(c).applied)
+			c.answer()
 			shard.RUnlock()
 			return err
 		}
@@ -396,7 +409,16 @@ func (c *Conn) exchange(op, path string, size int, apply func(st *state) error) 
 	}
 	// The reply carries the zxid of the member that answered.
 	c.lastZxid.Store(s.memberOf(c).applied)
+	c.answer()
 	return err
+}
+
+// answer tells WithAnswerCallback's f that the server answers a request.
+// Called with srv.mu held, for reading at least.
+func (c *Conn) answer() {
+	if c.answered != nil {
+		c.answered()
+	}
 }
 
 // write runs a write transaction for this session: it takes a zxid, runs

@@ -11,7 +11,10 @@
 // getAllChildrenNumber, whoAmI, create2) on its extra methods; its results
 // and go-zookeeper error values go back as the real server's replies and
 // error codes; its watch events, persistent watches' too, go out as
-// notifications (xid -1). A connection that
+// notifications (xid -1), each reply ahead of the events of every change
+// made after its request (zkfake.WithAnswerCallback), as the real server
+// sends them: a client never hears a watch's event before the reply that
+// set the watch. A connection that
 // drops without closeSession leaves the session alive until its negotiated
 // timeout passes with no frame from the client; a client that reconnects in
 // time with the session's id and password resumes it, and one that comes too

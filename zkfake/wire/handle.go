@@ -42,6 +42,8 @@ func (s *session) handle(cc *clientConn, req *request) bool {
 	if !s.alive() {
 		return false
 	}
+	s.take()
+	defer s.replied()
 	conn := s.conn
 	var (
 		body = &jute.Writer{}

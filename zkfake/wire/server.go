@@ -550,7 +550,7 @@ func (l *Listener) newSession(timeoutMs int32, opts ...zkfake.ConnOption) (*sess
 	timeout := l.negotiate(timeoutMs)
 	s := &session{l: l, timeout: timeout, passwd: make([]byte, 16), registered: map[watchKey]bool{}}
 	rand.Read(s.passwd)
-	conn, events, err := l.srv.Connect(timeout, append(opts, zkfake.WithEventCallback(s.onEvent), zkfake.WithoutRenewal())...)
+	conn, events, err := l.srv.Connect(timeout, append(opts, zkfake.WithEventCallback(s.onEvent), zkfake.WithAnswerCallback(s.answered), zkfake.WithoutRenewal())...)
 	if err != nil {
 		return nil, err
 	}

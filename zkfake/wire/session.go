@@ -45,6 +45,17 @@ type session struct {
 	deadline   time.Time         // when it expires unless its client is heard from
 	pending    [][]byte          // notifications raised while detached
 	registered map[watchKey]bool // watches the fake holds for this session
+
+	// The real server sends a session's reply ahead of the events of the
+	// changes made after its request: a client that set a watch hears of
+	// it before its event. So the events raised once the fake has
+	// answered a request in hand (answered), until the session has no
+	// request in hand, wait in afterReply (see replied). A gated Client's
+	// requests are handled in goroutines of their own, so several may be
+	// in hand; the events then wait for them all.
+	inHand     int        // requests handle has in hand
+	answers    int        // of those, the ones the fake has answered
+	afterReply []zk.Event // watch events raised since, in order
 }
 
 // onEvent receives the fake session's events while the fake server holds
@@ -54,24 +65,11 @@ func (s *session) onEvent(ev zk.Event) {
 	case zk.EventNodeCreated, zk.EventNodeDeleted, zk.EventNodeDataChanged, zk.EventNodeChildrenChanged:
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		oneShot := false
-		for _, k := range firedKinds(ev.Type) {
-			key := watchKey{ev.Path, k}
-			oneShot = oneShot || s.registered[key]
-			delete(s.registered, key)
+		if s.answers > 0 {
+			s.afterReply = append(s.afterReply, ev)
+			return
 		}
-		body := notification(ev.Type, ev.Path)
-		switch {
-		case s.cc != nil:
-			s.cc.send(body)
-		case oneShot || !s.persistentCovers(ev.Path):
-			s.pending = append(s.pending, body)
-		default:
-			// Only a persistent watch asked for it, and the client is
-			// away: the real server, which dropped the watch with the
-			// connection and has it back from setWatches2, tells the
-			// client nothing of what changed meanwhile.
-		}
+		s.relay(ev)
 	case zk.EventSession:
 		switch ev.State {
 		case zk.StateExpired:
@@ -94,6 +92,64 @@ func (s *session) onEvent(ev zk.Event) {
 			s.mu.Unlock()
 		}
 	}
+}
+
+// relay sends a watch event to the session's client, or keeps it for the
+// client's return. Called with s.mu held.
+func (s *session) relay(ev zk.Event) {
+	oneShot := false
+	for _, k := range firedKinds(ev.Type) {
+		key := watchKey{ev.Path, k}
+		oneShot = oneShot || s.registered[key]
+		delete(s.registered, key)
+	}
+	body := notification(ev.Type, ev.Path)
+	switch {
+	case s.cc != nil:
+		s.cc.send(body)
+	case oneShot || !s.persistentCovers(ev.Path):
+		s.pending = append(s.pending, body)
+	default:
+		// Only a persistent watch asked for it, and the client is
+		// away: the real server, which dropped the watch with the
+		// connection and has it back from setWatches2, tells the
+		// client nothing of what changed meanwhile.
+	}
+}
+
+// take marks the start of handling a request: from the fake's answer on
+// (answered), the session's watch events wait for its reply.
+func (s *session) take() {
+	s.mu.Lock()
+	s.inHand++
+	s.mu.Unlock()
+}
+
+// answered is the fake's WithAnswerCallback: it has answered a request
+// in hand. It runs while the fake server is locked.
+func (s *session) answered() {
+	s.mu.Lock()
+	if s.inHand > 0 {
+		s.answers++
+	}
+	s.mu.Unlock()
+}
+
+// replied ends a request in hand, its reply queued (or the connection
+// failed). Once none is left, the events raised since the fake answered
+// them follow the replies. Their watches are forgotten only now, so that
+// a watch a request set, which handle registers after the fake's answer,
+// is not left registered when its event came first.
+func (s *session) replied() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.inHand--; s.inHand > 0 {
+		return
+	}
+	for _, ev := range s.afterReply {
+		s.relay(ev)
+	}
+	s.afterReply, s.answers = s.afterReply[:0], 0
 }
 
 // firedKinds lists the watches an event consumes.

@@ -100,6 +100,7 @@
 //   - tree/sync: Sync returns the path it was given, even for a missing node
 //   - tree/zookeeper: /zookeeper, /zookeeper/config and /zookeeper/quota exist with their 3.8 ACLs and stats
 //   - watch/before-read: the watch event arrives before the watcher can read the change
+//   - watch/read-races-write: a read's watch fires even as another session deletes the node: its event never comes ahead of the read's reply
 //   - watch/children: a child watch fires NodeChildrenChanged with the parent's path on child create and delete
 //   - watch/data-changed: a data watch fires NodeDataChanged once, then its channel closes
 //   - watch/exists: an exists watch fires NodeCreated on a missing node, NodeDataChanged or NodeDeleted on an existing one

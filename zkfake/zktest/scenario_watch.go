@@ -1,6 +1,7 @@
 package zktest
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ var watchScenarios = []Scenario{
 	{"watch/same-watch-twice", "setting the same watch twice gives two channels, both fire, one session event", watchSameWatchTwice},
 	{"watch/session-channel", "watch events also arrive on the session's event channel, in zxid order", watchSessionChannel},
 	{"watch/before-read", "the watch event arrives before the watcher can read the change", watchBeforeRead},
+	{"watch/read-races-write", "a read's watch fires even as another session deletes the node: its event never comes ahead of the read's reply", watchReadRacesWrite},
 	{"watch/own-write", "a session's own write fires its own watch", watchOwnWrite},
 	{"watch/failed-write", "a failed write fires nothing", watchFailedWrite},
 	{"watch/multi", "a multi fires the watches of all its ops", watchMulti},
@@ -217,6 +219,30 @@ func watchBeforeRead(t *testing.T, env Env) {
 		wantEqual(t, "event", ev, watchEvent(zk.EventNodeDataChanged, p))
 	default:
 		t.Fatalf("read the new data before the watch event arrived")
+	}
+}
+
+// raceRounds is how many times watchReadRacesWrite races a read against a
+// write: the window it looks for is narrow, so it tries many times.
+const raceRounds = 200
+
+func watchReadRacesWrite(t *testing.T, env Env) {
+	c, _ := env.Connect(t, 4*time.Second)
+	other, _ := env.Connect(t, 4*time.Second)
+	for i := range raceRounds {
+		p := create(t, other, fmt.Sprintf("%s/r%d", env.Base(), i), nil, 0)
+		deleted := make(chan error, 1)
+		go func() { deleted <- other.Delete(p, -1) }()
+		_, _, ch, err := c.GetW(p)
+		if err == nil {
+			// The read came first, so its watch fires with the delete: a
+			// server that sent the event ahead of the read's reply would
+			// lose it, the client not yet holding the watch.
+			wantEvent(t, fmt.Sprintf("round %d: data watch set just before the delete", i), ch, watchEvent(zk.EventNodeDeleted, p))
+		} else {
+			wantErr(t, fmt.Sprintf("round %d: GetW just after the delete", i), err, zk.ErrNoNode)
+		}
+		wantErr(t, "Delete", <-deleted, nil)
 	}
 }
 
