@@ -21,9 +21,7 @@ var quorumPairs = [...][2]int{{1, 2}, {0, 1}, {0, 2}}
 func (h *harness) stopMajority(pair int) {
 	members := quorumPairs[pair%len(quorumPairs)]
 	h.begin(fmt.Sprintf("members %d and %d of the ensemble stop: it has no quorum, serves no one, and expires no session until they are back", members[0], members[1]))
-	for _, m := range members {
-		h.srv.StopMember(m)
-	}
+	h.srv.StopMembers(members[:]...)
 	h.stopped = members[:]
 	h.quorumLost = time.Now()
 	h.tally.QuorumLosses++
@@ -41,9 +39,7 @@ func (h *harness) restartMembers(after time.Duration) {
 	if time.Since(h.quorumLost) > time.Minute {
 		h.tally.QuorumLossesLong++
 	}
-	for _, m := range h.stopped {
-		h.srv.StartMember(m)
-	}
+	h.srv.StartMembers(h.stopped...)
 	h.stopped = nil
 	h.settle()
 }

@@ -158,13 +158,14 @@ type ReplyLoss struct {
 	// not know it made); false loses the request before it reaches the
 	// server.
 	Applied bool
-	// StopMembers stops these ensemble members (as StopMember) with the
-	// loss: with Applied, once the request is applied and before its
-	// reply leaves (the leader commits the write and the members go down
-	// with the reply); without, before the request reaches them. With a
-	// majority among them the ensemble loses its quorum at that instant,
-	// and the client's connection stays down until they start again; the
-	// client never learns whether its write happened.
+	// StopMembers stops these ensemble members (together, as
+	// Server.StopMembers) with the loss: with Applied, once the request
+	// is applied and before its reply leaves (the leader commits the
+	// write and the members go down with the reply); without, before the
+	// request reaches them. With a majority among them the ensemble
+	// loses its quorum at that instant, and the client's connection stays
+	// down until they start again; the client never learns whether its
+	// write happened.
 	StopMembers []int
 }
 
@@ -207,9 +208,7 @@ func (s *Server) LoseReplies(rule ReplyLoss) (remove func()) {
 // held.
 func (c *Conn) lose(rule *lossRule) {
 	if rule != nil {
-		for _, m := range rule.StopMembers {
-			c.srv.stopMember(m)
-		}
+		c.srv.stopMembers(rule.StopMembers)
 	}
 	if c.link == linkUp {
 		c.bounce()

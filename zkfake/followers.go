@@ -278,20 +278,30 @@ func (s *Server) reachable(c *Conn) bool {
 // disconnected and retries each second — and expires no session until a
 // majority is back; then, as a new leader does, it gives every session that
 // has not reconnected a fresh timeout.
-func (s *Server) StopMember(i int) {
+func (s *Server) StopMember(i int) { s.StopMembers(i) }
+
+// StopMembers stops several ensemble members at one instant, as a power
+// cut or a network split takes them, each as StopMember does. Between two
+// StopMember calls a client of the first may reconnect to the second, and
+// have its session again for a moment; here it finds them both down.
+func (s *Server) StopMembers(members ...int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.stopMember(i)
+	s.stopMembers(members)
 }
 
-// stopMember is StopMember. Called with s.mu held.
-func (s *Server) stopMember(i int) {
-	if i < 0 || i >= len(s.members) || s.members[i].down {
-		return
-	}
+// stopMembers is StopMembers. Called with s.mu held.
+func (s *Server) stopMembers(members []int) {
 	hadQuorum := s.quorum()
-	s.members[i].down = true
-	s.log.add(Record{Kind: RecordFault, Op: "stopMember", Input: memberName(i)})
+	stopped := map[int]bool{}
+	for _, i := range members {
+		if i < 0 || i >= len(s.members) || s.members[i].down {
+			continue
+		}
+		s.members[i].down = true
+		stopped[i] = true
+		s.log.add(Record{Kind: RecordFault, Op: "stopMember", Input: memberName(i)})
+	}
 	lost := hadQuorum && !s.quorum()
 	if lost {
 		for id := range s.expiry {
@@ -299,7 +309,7 @@ func (s *Server) stopMember(i int) {
 		}
 	}
 	for _, c := range s.connsInOrder() {
-		if c.link == linkUp && (lost || c.member == i) {
+		if c.link == linkUp && (lost || stopped[c.member]) {
 			c.bounce()
 		}
 	}
@@ -308,18 +318,24 @@ func (s *Server) stopMember(i int) {
 // StartMember starts a stopped ensemble member again. It catches up with
 // what it missed; if that restores a majority, waiting clients get through
 // at their next attempt.
-func (s *Server) StartMember(i int) {
+func (s *Server) StartMember(i int) { s.StartMembers(i) }
+
+// StartMembers starts several stopped ensemble members at one instant,
+// each as StartMember does.
+func (s *Server) StartMembers(members ...int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if i < 0 || i >= len(s.members) || !s.members[i].down {
-		return
-	}
 	hadQuorum := s.quorum()
-	m := s.members[i]
-	m.down = false
-	s.log.add(Record{Kind: RecordFault, Op: "startMember", Input: memberName(i)})
-	if i > 0 && !m.lagging {
-		s.catchUp(m, s.st.zxid)
+	for _, i := range members {
+		if i < 0 || i >= len(s.members) || !s.members[i].down {
+			continue
+		}
+		m := s.members[i]
+		m.down = false
+		s.log.add(Record{Kind: RecordFault, Op: "startMember", Input: memberName(i)})
+		if i > 0 && !m.lagging {
+			s.catchUp(m, s.st.zxid)
+		}
 	}
 	if !hadQuorum && s.quorum() {
 		// In the order of the sessions' ids: sessions of one timeout

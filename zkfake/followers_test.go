@@ -128,6 +128,41 @@ func TestNoQuorumServesNobodyAndExpiresNobody(t *testing.T) {
 	})
 }
 
+// Members stopped together (StopMembers) take the quorum at one instant:
+// a client of one of them does not reconnect to the other on the way down
+// and have its session for a moment, as it does between two StopMember
+// calls; it waits, its session kept, until they start again together.
+func TestMembersStopTogether(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := zkfake.NewServer(zkfake.WithEnsemble(3))
+		a, events, _ := srv.Connect(10 * time.Second) // on member 0
+		states(t, events, zk.StateConnecting, zk.StateConnected, zk.StateHasSession)
+		id := a.SessionID()
+		srv.StopMembers(0, 2)
+		states(t, events, zk.StateDisconnected, zk.StateConnecting)
+		if len(events) != 0 {
+			t.Fatalf("after the members stopped together, the client saw %v", <-events)
+		}
+		srv.StartMembers(0, 2)
+		if !srv.MemberUp(0) || !srv.MemberUp(2) {
+			t.Fatal("StartMembers left a member down")
+		}
+		time.Sleep(time.Second + time.Millisecond) // the next reconnect round
+		if a.SessionID() != id || a.State() != zk.StateHasSession {
+			t.Fatalf("after the members started: session %#x (was %#x), state %v", a.SessionID(), id, a.State())
+		}
+		for len(events) > 0 {
+			<-events
+		}
+
+		// One at a time, the client has its session again in between.
+		srv.StopMember(0)
+		srv.StopMember(2)
+		states(t, events, zk.StateDisconnected, zk.StateConnecting, zk.StateConnected, zk.StateHasSession,
+			zk.StateDisconnected, zk.StateConnecting)
+	})
+}
+
 // A write whose members go down with its reply (ReplyLoss.StopMembers) is
 // committed, and its client, which never heard so, stays cut off until a
 // majority is back: then it resumes its session, and finds its node.
