@@ -166,6 +166,16 @@ func (c *curator2Client) callWithRetry(ctx context.Context, op func() error) err
 	}
 }
 
+// threadWakeSkew is how much longer than asked a Java thread of the
+// ports sleeps. The fake's reconnect rounds come a whole second apart from
+// the moment a connection drops, as do Curator's polls of the connection
+// (sleepAndQueueOperation) and its retries from a request that failed
+// with it: a sleep that ended at the very instant of a round would read
+// the connection's state before or after the round by the Go scheduler's
+// choice, and a seed would not replay. Real clocks never meet so exactly;
+// a nanosecond later, the sleeper reads the state after the round.
+const threadWakeSkew = time.Nanosecond
+
 // allowRetry is RetryNTimes.allowRetry, sleeping as the policy does.
 func curator2AllowRetry(ctx context.Context, retryCount int) bool {
 	return retryCount < curator2Retries && curator2Sleep(ctx, curator2RetrySleep) == nil
@@ -174,7 +184,7 @@ func curator2AllowRetry(ctx context.Context, retryCount int) bool {
 // curator2Sleep is Thread.sleep: interrupted when ctx is done.
 func curator2Sleep(ctx context.Context, d time.Duration) error {
 	select {
-	case <-time.After(d):
+	case <-time.After(d + threadWakeSkew):
 		return nil
 	case <-ctx.Done():
 		return errCurator2Interrupted

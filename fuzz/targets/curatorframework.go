@@ -166,7 +166,7 @@ func (f *curatorFramework) retry(op func() error) error {
 		if err == nil || !recipe.IsConnectionLoss(err) || n == curatorRetries {
 			return err
 		}
-		time.Sleep(time.Second << n)
+		time.Sleep(time.Second<<n + threadWakeSkew)
 	}
 }
 

@@ -184,7 +184,7 @@ func (l *curatorLatch) start() error {
 	go func() {
 		for l.f.conn.State() != zk.StateHasSession {
 			select {
-			case <-time.After(curatorPoll):
+			case <-time.After(curatorPoll + threadWakeSkew):
 			case <-cancel:
 				return
 			case <-l.f.ctx.Done():
