@@ -10,12 +10,11 @@ import "github.com/zksim/zksim/fuzz"
 // its node with that create.
 //
 // Not in the catalogue but in Unlisted (catalogue.go): the harness finds it
-// from 19 or 20 of seeds 1 to 20 within 2,000 cases (zkfuzz
-// -recipe=CURATOR-498 -seed=S: 75 to 1,690 cases, the median about 560; seed
-// 20 at case 1,690 or just past 2,000, from one build of the harness to the
-// next), but a seed's hunt does not yet replay: the port's goroutines still
-// meet in the scheduler's order in the window below, and one run of six
-// missed it from seed 4, which the others found at case 986. It needs the
+// from 19 of seeds 1 to 20 within 2,000 cases (zkfuzz -recipe=CURATOR-498
+// -seed=S: 50 to 1,899 cases, the median 493), each at the same case run
+// after run, and not from seed 2. (Its hunts replay since the quorum's
+// members stop together, zkfake.Server.StopMembers, and the ports' sleeps
+// end just after the fake's reconnect rounds, threadWakeSkew.) It needs the
 // create to be applied and its reply lost, and the retry that follows a
 // second later to run after Curator has given its session up: a lost reply
 // (after which the fake's client reconnects at once, the session intact)

@@ -38,9 +38,8 @@
 // samuel/go-zookeeper#229's, over real go-zookeeper clients, is not held:
 // a request of a connection that fails there fails as sent or as unsent,
 // by the scheduler's choice among go-zookeeper's own goroutines; its
-// track record is the same run after run. Nor is CURATOR-498's (a port's
-// goroutines still meet there in the scheduler's order): most of its seeds
-// find it at the same case run after run, not all.
+// track record is the same run after run. (CURATOR-498, not listed, tells
+// its seeds the same way twice too.)
 //
 // Ports of Java recipes stand on monitor.go (a Java monitor made of
 // channels) and on small ports of their client: curatorframework.go
@@ -203,19 +202,16 @@
 //     session expiries alone).
 //
 // Not in the catalogue, and why:
-//   - CURATOR-498 (a protected create's retry takes the old session's node
-//     as its own) is written on LeaderLatch 4.1.0 (curator498.go, on
-//     curatorlatch.go's port, listed by Unlisted). The harness finds it
-//     from 19 or 20 of seeds 1 to 20 within 2,000 cases, but a seed's hunt
-//     does not yet replay: the window it needs (the stale create's callback
-//     between the RECONNECTED reset's create and its listing) is where the
-//     port's goroutines still meet in the scheduler's order. It needs a
-//     lost reply and a quorum lost past every session's timeout within the
-//     second of the retry's backoff (the report's schedule is one event:
-//     the quorum goes as the create is applied), and shows once the server
-//     expires the old session, which the wind-down waits for. In
-//     curator2.go's lock, which has the same create, the same schedule
-//     reaches CURATOR-604's double hold first.
+//   - CURATOR-498 (a protected create's retry takes the old session's node as
+//     its own) is written on LeaderLatch 4.1.0 (curator498.go, on
+//     curatorlatch.go's port, listed by Unlisted). The harness finds it from
+//     19 of seeds 1 to 20 within 2,000 cases, the same case run after run;
+//     seed 2 does not find it. It needs a lost reply and a quorum lost past
+//     every session's timeout within the second of the retry's backoff (the
+//     report's schedule is one event: the quorum goes as the create is
+//     applied), and shows once the server expires the old session, which the
+//     wind-down waits for. In curator2.go's lock, which has the same create,
+//     the same schedule reaches CURATOR-604's double hold first.
 //   - CURATOR-620 and CURATOR-518 are races between two of Curator's
 //     threads with no request between them, which a harness that
 //     interleaves at requests and events cannot draw. (CURATOR-620's
