@@ -52,9 +52,10 @@ type session struct {
 	// answered a request in hand (answered), until the session has no
 	// request in hand, wait in afterReply (see replied). A gated Client's
 	// requests are handled in goroutines of their own, so several may be
-	// in hand; the events then wait for them all.
+	// in hand; the events then wait for them all, and a reply the fake
+	// gave after such an event may reach the client ahead of it.
 	inHand     int        // requests handle has in hand
-	answers    int        // of those, the ones the fake has answered
+	holding    bool       // the fake has answered one of them: events wait
 	afterReply []zk.Event // watch events raised since, in order
 }
 
@@ -65,7 +66,7 @@ func (s *session) onEvent(ev zk.Event) {
 	case zk.EventNodeCreated, zk.EventNodeDeleted, zk.EventNodeDataChanged, zk.EventNodeChildrenChanged:
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		if s.answers > 0 {
+		if s.holding {
 			s.afterReply = append(s.afterReply, ev)
 			return
 		}
@@ -118,7 +119,8 @@ func (s *session) relay(ev zk.Event) {
 }
 
 // take marks the start of handling a request: from the fake's answer on
-// (answered), the session's watch events wait for its reply.
+// (answered), the session's watch events wait for the replies of the
+// requests in hand.
 func (s *session) take() {
 	s.mu.Lock()
 	s.inHand++
@@ -126,12 +128,11 @@ func (s *session) take() {
 }
 
 // answered is the fake's WithAnswerCallback: it has answered a request
-// in hand. It runs while the fake server is locked.
+// in hand (all the wire's calls to the fake are made for one). It runs
+// while the fake server is locked.
 func (s *session) answered() {
 	s.mu.Lock()
-	if s.inHand > 0 {
-		s.answers++
-	}
+	s.holding = s.inHand > 0
 	s.mu.Unlock()
 }
 
@@ -149,7 +150,7 @@ func (s *session) replied() {
 	for _, ev := range s.afterReply {
 		s.relay(ev)
 	}
-	s.afterReply, s.answers = s.afterReply[:0], 0
+	s.afterReply, s.holding = s.afterReply[:0], false
 }
 
 // firedKinds lists the watches an event consumes.

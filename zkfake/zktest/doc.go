@@ -100,7 +100,6 @@
 //   - tree/sync: Sync returns the path it was given, even for a missing node
 //   - tree/zookeeper: /zookeeper, /zookeeper/config and /zookeeper/quota exist with their 3.8 ACLs and stats
 //   - watch/before-read: the watch event arrives before the watcher can read the change
-//   - watch/read-races-write: a read's watch fires even as another session deletes the node: its event never comes ahead of the read's reply
 //   - watch/children: a child watch fires NodeChildrenChanged with the parent's path on child create and delete
 //   - watch/data-changed: a data watch fires NodeDataChanged once, then its channel closes
 //   - watch/exists: an exists watch fires NodeCreated on a missing node, NodeDataChanged or NodeDeleted on an existing one
@@ -110,6 +109,7 @@
 //   - watch/node-deleted-fans-out: deleting a node fires its data, exists and child watches from one server event
 //   - watch/one-shot: a fired watch is gone; a new watch sees the next change
 //   - watch/own-write: a session's own write fires its own watch
+//   - watch/read-races-write: a read's watch fires even as another session deletes the node: its event never comes ahead of the read's reply
 //   - watch/same-watch-twice: setting the same watch twice gives two channels, both fire, one session event
 //   - watch/session-channel: watch events also arrive on the session's event channel, in zxid order
 //   - watch/trigger-table: a data write fires no child watch, a child create fires no data watch
