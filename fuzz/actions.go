@@ -122,13 +122,16 @@ const (
 	quorumBackWhens
 )
 
+// quorumMinutesOutage is how long a quorumBackMinutes outage lasts.
+const quorumMinutesOutage = 5 * time.Minute
+
 // quorumOutage is how long the outage lasts from now, given when it ends.
 func (h *harness) quorumOutage(when int) time.Duration {
 	switch when {
 	case quorumBackPastSessions:
 		return max(0, time.Until(h.quorumLost.Add(h.maxTimeout+stepTime)))
 	case quorumBackMinutes:
-		return 5 * time.Minute
+		return quorumMinutesOutage
 	}
 	return 0
 }
@@ -196,7 +199,7 @@ func (a action) GoString() string {
 		case quorumBackPastSessions:
 			return "the stopped members start again once every client's session timeout has passed"
 		case quorumBackMinutes:
-			return "the stopped members start again after 5m0s"
+			return "the stopped members start again after " + quorumMinutesOutage.String()
 		}
 		return "the stopped members start again"
 	case actLateEvent:
@@ -473,12 +476,17 @@ func (h *harness) find(s *slot, ok func(*incarnation) bool) *slot {
 // runnable returns the first slot, starting at s, whose client waits at the
 // gate and is not frozen.
 func (h *harness) runnable(s *slot) (*slot, *request) {
+	return h.runnableWith(s, func(*request) bool { return true })
+}
+
+// runnableWith is runnable for the clients whose chosen request ok takes.
+func (h *harness) runnableWith(s *slot, ok func(*request) bool) (*slot, *request) {
 	for i := range h.slots {
 		o := h.slots[(s.id+i)%len(h.slots)]
 		if o.inc.paused {
 			continue
 		}
-		if r := o.inc.chooseRequest(h.orderDrawn()); r != nil {
+		if r := o.inc.chooseRequest(h.orderDrawn()); r != nil && ok(r) {
 			return o, r
 		}
 	}

@@ -232,7 +232,7 @@ func (h *harness) passTime(d, pause time.Duration, tell bool, stop func() bool) 
 		if stop != nil && stop() {
 			return
 		}
-		if s, r := h.waitingCall(); s != nil {
+		if s, r := h.runnableWith(h.slots[0], isCall); s != nil {
 			if tell {
 				h.tick()
 				h.begin(fmt.Sprintf("%s moves", s.name()))
@@ -257,20 +257,10 @@ func (h *harness) passTime(d, pause time.Duration, tell bool, stop func() bool) 
 	}
 }
 
-// waitingCall returns the first client, in slot order, whose next request
-// at the gate is a call to the server, and that call; a point of the
-// client's own loop (a new round, a new call) waits.
-func (h *harness) waitingCall() (*slot, *request) {
-	for _, s := range h.slots {
-		if s.inc.paused {
-			continue
-		}
-		if r := s.inc.chooseRequest(h.orderDrawn()); r != nil && r.point == noPoint {
-			return s, r
-		}
-	}
-	return nil, nil
-}
+// isCall reports whether r is a call to the server, not a point of the
+// client's own loop (a new round, a new call), which passTime leaves
+// waiting.
+func isCall(r *request) bool { return r.point == noPoint }
 
 // checkClosedConn counts a request a process makes on a Conn it closed:
 // a few are fine (it takes a failed request or two to learn that the Conn

@@ -133,13 +133,13 @@ func WithEventCallback(f func(zk.Event)) ConnOption { return func(c *Conn) { c.c
 // WithAnswerCallback calls f each time the server answers one of the
 // session's requests: once the request has taken effect, and before any
 // watch event a later change raises for the session. (Close and
-// AddSASLIdentity, which answer nothing the session waits on, do not.) f runs while the
-// server is locked: it must not call the Conn or the Server. It is for a
-// server that relays the session to a client of its own (package wire):
-// ZooKeeper sends a session's reply ahead of the events of every change
-// made after the request, so that a client never hears of a watch's event
-// before the reply that set it, and the relay queues those events until
-// the reply is on its way.
+// AddSASLIdentity, which answer nothing the session waits on, do not.) f
+// runs while the server is locked: it must not call the Conn or the
+// Server. It is for a server that relays the session to a client of its
+// own (package wire): ZooKeeper sends a session's reply ahead of the
+// events of every change made after the request, so that a client never
+// hears of a watch's event before the reply that set it, and the relay
+// queues those events until the reply is on its way.
 func WithAnswerCallback(f func()) ConnOption { return func(c *Conn) { c.answered = f } }
 
 // WithoutRenewal makes a Conn that, once it learns that its session has

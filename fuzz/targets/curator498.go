@@ -47,8 +47,9 @@ func curator498() KnownBug {
 		// The bug needs a create's reply lost and an outage long enough
 		// for Curator to give up its session while the server keeps it:
 		// lost replies and quorum losses are drawn alone, over schedules
-		// of 300 actions (over CURATOR-696's 200, some seeds miss it). The port's other bug, the
-		// one CURATOR-653's fix (9b3a1453, 5.4.0) ended, shows up here
+		// of 300 actions (over CURATOR-696's 200, some seeds miss it).
+		// The port's other bug, the one CURATOR-653's fix (9b3a1453,
+		// 5.4.0) ended, shows up here
 		// too: a stale create callback replaces the node of a latch that
 		// leads, and 4.1.0's checkLeadership keeps the leadership when the
 		// new node is not first (the check finds a leader whose node is
