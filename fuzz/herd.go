@@ -95,9 +95,13 @@ func (d *herdDetector) releasing(session int64, step int) bool {
 
 // head returns the first node in the recipe's queue: of the nodes in its
 // directory, the one a Mutex would put first (recipe.QueueOrder); "" if
-// none ends in a sequence number.
+// none ends in a sequence number. The nodes are handed over sorted, not
+// in the map's order: the queue's order across the counter's wrap is not
+// transitive once two sequences are 2^31 apart (a recipe's nodes in two
+// directories, or a name that merely ends in digits), and QueueOrder's
+// first is then the input order's choice.
 func (d *herdDetector) head() string {
-	if queue := recipe.QueueOrder(slices.Collect(maps.Keys(d.owner))); len(queue) > 0 {
+	if queue := recipe.QueueOrder(slices.Sorted(maps.Keys(d.owner))); len(queue) > 0 {
 		return queue[0]
 	}
 	return ""
