@@ -150,6 +150,9 @@ type action struct {
 	kind   actionKind
 	client int
 	span   int // index in advances; for a heal, in healWhen; for a resume, when
+	// quorum, for a lost reply, is which pair of members stops with it
+	// (1 + its index in quorumPairs), or none (0 or less).
+	quorum int
 }
 
 // GoString renders the action in rapid's account of what it drew.
@@ -175,10 +178,14 @@ func (a action) GoString() string {
 	case actLoseRequest:
 		return c + " moves; its request is lost"
 	case actLoseReply:
-		if a.span > 0 {
-			return c + " moves; its reply is lost, and it reconnects to a lagging follower"
+		lost := c + " moves; its reply is lost"
+		if a.quorum > 0 {
+			lost += ", and a majority of the ensemble stops with it"
 		}
-		return c + " moves; its reply is lost"
+		if a.span > 0 {
+			return lost + ", and it reconnects to a lagging follower"
+		}
+		return lost
 	case actPartition:
 		return c + " is partitioned"
 	case actHeal:
@@ -273,6 +280,16 @@ func actionGen(n int, cfg config) *rapid.Generator[action] {
 			if cfg.drawn(LaggingFollower) {
 				a.span = rapid.IntRange(0, 2).Draw(t, "reconnect to")
 			}
+			// Whether a majority of the ensemble stops with the reply,
+			// half the time: the leader commits the write and goes down
+			// with its quorum before the reply leaves, and the client
+			// learns nothing until the members are back (CURATOR-498's
+			// schedule). A lost reply and a quorum lost a step later are
+			// not the same: the client reconnects in between, and may
+			// learn of its write.
+			if cfg.drawn(QuorumLoss) {
+				a.quorum = rapid.IntRange(-len(quorumPairs)+1, len(quorumPairs)).Draw(t, "quorum stops with it")
+			}
 		case actAdvance:
 			a.span = rapid.IntRange(0, len(advances)-1).Draw(t, "span")
 		case actHeal:
@@ -352,8 +369,12 @@ func (h *harness) apply(a action) {
 	case actLoseRequest:
 		h.move(s, &zkfake.ReplyLoss{Applied: false})
 	case actLoseReply:
+		loss := &zkfake.ReplyLoss{Applied: true}
+		if a.quorum > 0 && h.members > 2 && len(h.stopped) == 0 {
+			loss.StopMembers = quorumPairs[a.quorum-1][:]
+		}
 		h.reconnectTo = a.span
-		h.move(s, &zkfake.ReplyLoss{Applied: true})
+		h.move(s, loss)
 		h.reconnectTo = 0
 	case actPartition:
 		if inc.partitioned || inc.paused {
@@ -528,6 +549,9 @@ func (h *harness) move(s *slot, loss *zkfake.ReplyLoss) {
 	if loss.Applied {
 		where = "after the server applies it"
 	}
+	if stop := loss.StopMembers; len(stop) > 0 {
+		where += fmt.Sprintf(", as members %d and %d of the ensemble stop: it has no quorum until they are back", stop[0], stop[1])
+	}
 	h.begin(fmt.Sprintf("%s moves, and the exchange is lost %s", o.name(), where))
 	rule := *loss
 	rule.SessionID, rule.Nth = o.inc.conn.SessionID(), 1
@@ -546,6 +570,9 @@ func (h *harness) move(s *slot, loss *zkfake.ReplyLoss) {
 	h.grant(o, r)
 	h.losing = false
 	remove()
+	if stop := loss.StopMembers; len(stop) > 0 && !h.srv.MemberUp(stop[0]) {
+		h.quorumStopped(stop)
+	}
 }
 
 // advance lets time pass; timers fire and the clients they wake run, but no

@@ -36,20 +36,20 @@
 //
 // The schedule is a list of actions rapid draws and shrinks: a client's next
 // move; a move whose request is lost before the server applies it, or whose
-// reply is lost after; a partition and its healing; a session expiry; a
-// crash, after which the client restarts (a new process, told as "client N
-// (restart M)", with a session of its own); a process frozen past its session
-// timeout (a long GC pause) and thawed; a follower that starts lagging, so
-// that its sessions read stale data and hear their watches late, and catches
-// up; an expiry after which the client's next session opens on a lagging
-// follower; a majority of the ensemble stopped (no quorum: nothing is served,
-// no session expires) and started again at once, once every session's timeout
-// has passed, or minutes later; a watch event held back from the recipe until
-// the reply to the client's next request, as go-zookeeper's event channels
-// allow; time passing. Every directory's sequence counter may start near the
-// int32 wrap (zkfake.WithSequenceStart). Each case then winds down: every
-// fault heals; the sessions no client holds expire (orphans.go); every client
-// finishes its round and stops, every session closes.
+// reply is lost after (the quorum may go down with it); a partition and its
+// healing; a session expiry; a crash, after which the client restarts (a new
+// process, told as "client N (restart M)", with a session of its own); a
+// process frozen past its session timeout (a long GC pause) and thawed; a
+// follower that starts lagging, so that its sessions read stale data and hear
+// their watches late, and catches up; an expiry after which the client's next
+// session opens on a lagging follower; a majority of the ensemble stopped (no
+// quorum: nothing is served, no session expires) and started again at once,
+// once every session's timeout has passed, or minutes later; a watch event
+// held back from the recipe until the reply to the client's next request, as
+// go-zookeeper's event channels allow; time passing. Every directory's
+// sequence counter may start near the int32 wrap (zkfake.WithSequenceStart).
+// Each case then winds down: every fault heals; the sessions no client holds
+// expire (orphans.go); the clients finish and stop; their sessions close.
 //
 // Partitions end both ways. A case's tickTime is drawn (200ms, 1s, 6s),
 // and each client's session timeout over the whole range ZooKeeper

@@ -22,10 +22,16 @@ func (h *harness) stopMajority(pair int) {
 	members := quorumPairs[pair%len(quorumPairs)]
 	h.begin(fmt.Sprintf("members %d and %d of the ensemble stop: it has no quorum, serves no one, and expires no session until they are back", members[0], members[1]))
 	h.srv.StopMembers(members[:]...)
-	h.stopped = members[:]
+	h.quorumStopped(members[:])
+	h.settle()
+}
+
+// quorumStopped notes that members, a majority, have stopped: by
+// stopMajority, or with a lost reply (zkfake.ReplyLoss.StopMembers).
+func (h *harness) quorumStopped(members []int) {
+	h.stopped = members
 	h.quorumLost = time.Now()
 	h.tally.QuorumLosses++
-	h.settle()
 }
 
 // restartMembers lets after pass, and starts the stopped members again.

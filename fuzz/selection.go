@@ -40,7 +40,9 @@ const (
 	// recipe's directory, or writes to it.
 	OutsideWrite
 	// QuorumLoss: a majority of the ensemble's members stop, and start
-	// again, at once or minutes later.
+	// again, at once or minutes later. With LostReply, a majority may
+	// also stop as a lost reply leaves (the leader commits the write and
+	// goes down with its quorum).
 	QuorumLoss
 	// LateEvent: a client's next watch event reaches its code late,
 	// after the reply to the request it makes next.
