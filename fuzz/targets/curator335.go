@@ -30,15 +30,18 @@ func curator335() KnownBug {
 		Detectors: []fuzz.Detector{fuzz.Leak, fuzz.Liveness},
 		Mark:      "Acquire fails: getChildren " + semaphoreDir + "/" + semaphoreName + "/leases",
 		Target:    Semaphore(newCurator2SemaphoreV2(acquire1Lease5584a61c)),
-		// A cancelled Acquire, or one whose deadline interrupts its wait,
-		// leaves its lease behind too, through the same missing return on
-		// an InterruptedException (CURATOR-462, fixed in 2.13.0 and
-		// 4.0.2): calls are not cancelled, and a timed Acquire's own
+		// The bug needs the connection lost, with the session living
+		// on, for longer than the retries last: lost requests,
+		// partitions and quorum losses are drawn alone (with every fault
+		// drawn, a seed of twenty missed it within 2,000 cases). Among
+		// the rest, a cancelled Acquire, or one whose deadline interrupts
+		// its wait, leaves its lease behind too, through the same missing
+		// return on an InterruptedException (CURATOR-462, fixed in 2.13.0
+		// and 4.0.2): calls are not cancelled, and a timed Acquire's own
 		// timeout comes before its deadline (curator2Margin). A new
 		// session on a lagging follower lets a protected create miss its
-		// own node and make a second (a lagging follower is left out),
-		// and a lost reply whose create a lagging follower has not
-		// applied does the same.
+		// own node and make a second, and a lost reply whose create a
+		// lagging follower has not applied does the same.
 		// Lease.close takes a NoNode for a release ("Lease already
 		// released"), so a lease gone with its session is released
 		// without a word, which the model finds: a trait of every
@@ -51,7 +54,7 @@ func curator335() KnownBug {
 		// past the int32 wrap its queue is out of order (two waiters
 		// watch the same node: a herd): a directory near the wrap is
 		// left out.
-		Options: []fuzz.Option{fuzz.WithoutFaults(fuzz.Cancel, fuzz.LaggingFollower), fuzz.WithoutDetectors(fuzz.Model, fuzz.Herd), fuzz.WithoutSequenceWrap()},
+		Options: []fuzz.Option{fuzz.WithoutFaults(allFaultsBut(fuzz.LostRequest, fuzz.Partition, fuzz.QuorumLoss)...), fuzz.WithoutDetectors(fuzz.Model, fuzz.Herd), fuzz.WithoutSequenceWrap()},
 	}
 }
 
