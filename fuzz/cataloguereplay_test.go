@@ -1,7 +1,6 @@
 package fuzz_test
 
 import (
-	"slices"
 	"testing"
 
 	"github.com/zksim/zksim/fuzz"
@@ -21,19 +20,19 @@ var notReplaying = map[string]string{
 	"samuel/go-zookeeper#229": "go-zookeeper's send loop and its connection's failure race",
 }
 
-// TestCatalogueSameSeedSameHistory runs each known bug's hunt (the
-// Unlisted's too) twice with one seed, past its findings, and compares every
-// case's transcript: what TestSameSeedSameHistory holds the project's
-// recipes to, over ports of other libraries, whose goroutines meet the
-// fake's timers at the same instants (CURATOR-696's LeaderLatch retries on a
-// second's rhythm as the Conn redials). The long tier runs it: 400 cases of
-// every entry are too many for the fast tier's race detector. The entries
-// run in parallel, so each hunt is told twice under another's load as well.
+// TestCatalogueSameSeedSameHistory runs each known bug's hunt twice with one
+// seed, past its findings, and compares every case's transcript: what
+// TestSameSeedSameHistory holds the project's recipes to, over ports of
+// other libraries, whose goroutines meet the fake's timers at the same
+// instants (CURATOR-696's LeaderLatch retries on a second's rhythm as the
+// Conn redials). The long tier runs it: 400 cases of every entry are too
+// many for the fast tier's race detector. The entries run in parallel, so
+// each hunt is told twice under another's load as well.
 func TestCatalogueSameSeedSameHistory(t *testing.T) {
 	if !fuzz.LongTier() {
 		t.Skip("runs in the long tier (make test-long)")
 	}
-	for _, b := range slices.Concat(targets.Catalogue(), targets.Unlisted()) {
+	for _, b := range targets.Catalogue() {
 		if why, ok := notReplaying[b.Name]; ok {
 			t.Logf("%s: not held: %s", b.Name, why)
 			continue

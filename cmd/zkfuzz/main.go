@@ -90,7 +90,7 @@ func lockers() map[string]locker {
 	for _, d := range targets.ZKLockDefects() {
 		m[d.Name] = locker{name: d.Name, bug: d.Bug, detector: d.Detectors[0], also: d.Detectors[1:], target: targets.ZKLock(), opts: d.Options}
 	}
-	for _, b := range slices.Concat(targets.Catalogue(), targets.Unlisted()) {
+	for _, b := range targets.Catalogue() {
 		opts := append(slices.Clip(b.Options), fuzz.OnlyFindings(b.Accepts))
 		m[b.Name] = locker{name: b.Name, bug: b.Recipe + ": " + b.Title, detector: b.Detectors[0], also: b.Detectors[1:], target: b.Target, opts: opts, known: &b}
 	}

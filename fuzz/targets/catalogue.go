@@ -46,14 +46,6 @@ func Catalogue() []KnownBug {
 	return append(all, beyondBugs()...)
 }
 
-// Unlisted returns known bugs whose ports are written and whose bug the
-// harness reaches, but not from every seed, which the Catalogue holds each
-// entry to: CURATOR-498 on LeaderLatch 4.1.0, found from 19 of seeds 1 to
-// 20 within 2,000 cases (zkfuzz -recipe=CURATOR-498 -seed=15), each the
-// same way run after run, but not from seed 2 (see its file). cmd/zkfuzz
-// hunts them by name as it hunts the Catalogue's.
-func Unlisted() []KnownBug { return []KnownBug{curator498()} }
-
 // Accepts reports whether f is this bug's finding: one of its Detectors',
 // with its Mark in the story. fuzz.OnlyFindings(b.Accepts) hunts it alone,
 // passing over the port's other bugs, as cmd/zkfuzz does.

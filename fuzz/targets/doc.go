@@ -38,8 +38,7 @@
 // samuel/go-zookeeper#229's, over real go-zookeeper clients, is not held:
 // a request of a connection that fails there fails as sent or as unsent,
 // by the scheduler's choice among go-zookeeper's own goroutines; its
-// track record is the same run after run. (CURATOR-498, not listed, tells
-// its seeds the same way twice too.)
+// track record is the same run after run.
 //
 // Ports of Java recipes stand on monitor.go (a Java monitor made of
 // channels) and on small ports of their client: curatorframework.go
@@ -190,6 +189,16 @@
 //     session timeout after the partition began, where the server expired
 //     the session at one: the cut-off latch says it leads beside the next
 //     candidate (state-report, partitions alone).
+//   - CURATOR-498: Curator 4.1.0's LeaderLatch on the same port, its
+//     protected create as it was before 4.2.0's ProtectedMode
+//     (curator498.go): the create is applied and the quorum goes down with
+//     its reply; Curator gives the session up while the server keeps it,
+//     and the create's retry, in the new session, finds the old session's
+//     node by its protected id and takes it as its own; when the server
+//     expires the old session the latch leads on through a deleted node
+//     (state-report, lost replies and quorum losses alone). In
+//     curator2.go's lock, which has the same create, the same schedule
+//     reaches CURATOR-604's double hold first.
 //   - CURATOR-653: Curator 5.3.0's LeaderLatch on the same port
 //     (curator653.go): a latch that leads replaces its node with a newer
 //     one, deleting the node it leads through, and checkLeadership, which
@@ -202,16 +211,6 @@
 //     session expiries alone).
 //
 // Not in the catalogue, and why:
-//   - CURATOR-498 (a protected create's retry takes the old session's node as
-//     its own) is written on LeaderLatch 4.1.0 (curator498.go, on
-//     curatorlatch.go's port, listed by Unlisted). The harness finds it from
-//     19 of seeds 1 to 20 within 2,000 cases, the same case run after run;
-//     seed 2 does not find it. It needs a lost reply and a quorum lost past
-//     every session's timeout within the second of the retry's backoff (the
-//     report's schedule is one event: the quorum goes as the create is
-//     applied), and shows once the server expires the old session, which the
-//     wind-down waits for. In curator2.go's lock, which has the same create,
-//     the same schedule reaches CURATOR-604's double hold first.
 //   - CURATOR-620 and CURATOR-518 are races between two of Curator's
 //     threads with no request between them, which a harness that
 //     interleaves at requests and events cannot draw. (CURATOR-620's
