@@ -572,6 +572,7 @@ func (h *harness) move(s *slot, loss *zkfake.ReplyLoss) {
 	remove()
 	if stop := loss.StopMembers; len(stop) > 0 && !h.srv.MemberUp(stop[0]) {
 		h.quorumStopped(stop)
+		h.tally.QuorumLossesWithReply++
 	}
 }
 

@@ -103,14 +103,14 @@
 // order would.
 //
 // cmd/zkfuzz prints how often each fault was drawn and how it ended; for
-// `go run ./cmd/zkfuzz -cases=2000 -seed=1` (2026-12-02): 732 partitions
-// (293 healed before the client noticed, 109 resumed after a reconnect, 330
-// expired), 536 pauses (293 thawed in time, 243 expired), 511 lost
-// requests, 572 lost replies, 748 expiries, 624 crashes, 171 lags, 21
-// partitions over a minute (14 survived), 160 quorum losses (22 over a
-// minute), 263 new sessions on a lagging follower, 595 late watch events
-// (485 after a later reply), 980 sessions over a minute long, 1,458 cases
-// near a sequence wrap.
+// `go run ./cmd/zkfuzz -cases=2000 -seed=1` (2026-12-04): 710 partitions (275
+// healed before the client noticed, 109 resumed after a reconnect, 326
+// expired), 526 pauses (291 thawed in time, 235 expired), 476 lost requests,
+// 536 lost replies, 729 expiries, 612 crashes, 176 lags, 25 partitions over a
+// minute (14 survived), 243 quorum losses (19 over a minute, 91 with a lost
+// reply), 252 new sessions on a lagging follower, 557 late watch events (456
+// after a later reply), 980 sessions over a minute long, 1,458 cases near a
+// sequence wrap.
 //
 // # Detectors
 //

@@ -69,7 +69,8 @@ var faultCounts struct {
 
 // TestFaultsOfMinutesDrawn checks that a default campaign draws every
 // fault that outlasts a recipe's timers, or reaches it late, and that each
-// ends each way it can: quorum losses, some over a minute; partitions over
+// ends each way it can: quorum losses, some over a minute, some as a lost
+// reply leaves; partitions over
 // a minute, some survived; new sessions on a lagging follower; watch
 // events held back, some until a later reply; sessions over a minute; and
 // cases near a sequence wrap.
@@ -77,7 +78,8 @@ func TestFaultsOfMinutesDrawn(t *testing.T) {
 	f, cases := defaultFaultCounts(t)
 	for name, n := range map[string]int{
 		"quorum losses": f.QuorumLosses, "quorum losses over a minute": f.QuorumLossesLong,
-		"partitions over a minute": f.LongPartitions, "partitions over a minute survived": f.LongPartitionsSurvived,
+		"quorum losses with a lost reply": f.QuorumLossesWithReply,
+		"partitions over a minute":        f.LongPartitions, "partitions over a minute survived": f.LongPartitionsSurvived,
 		"new sessions on a lagging follower": f.LaggingNewSessions,
 		"late watch events":                  f.LateEvents, "late watch events after a later reply": f.LateEventsAfterReply,
 		"sessions over a minute": f.LongSessions, "cases near a wrap": f.WrapCases,

@@ -152,9 +152,11 @@ type Faults struct {
 	// timeout over a minute, and a heal before it ran out).
 	LongPartitions, LongPartitionsSurvived int
 	// QuorumLosses counts the times a majority of the ensemble's members
-	// stopped, and QuorumLossesLong those that lasted over a minute; no
+	// stopped, QuorumLossesLong those that lasted over a minute, and
+	// QuorumLossesWithReply those that came as a lost reply left (the
+	// leader committed the write and went down with its quorum); no
 	// session expires meanwhile, as no leader is there to expire it.
-	QuorumLosses, QuorumLossesLong int
+	QuorumLosses, QuorumLossesLong, QuorumLossesWithReply int
 	// LaggingNewSessions counts the expiries after which the client's next
 	// session opened on a lagging follower.
 	LaggingNewSessions int
@@ -191,6 +193,7 @@ func (f *Faults) add(o Faults) {
 	f.LongPartitionsSurvived += o.LongPartitionsSurvived
 	f.QuorumLosses += o.QuorumLosses
 	f.QuorumLossesLong += o.QuorumLossesLong
+	f.QuorumLossesWithReply += o.QuorumLossesWithReply
 	f.LaggingNewSessions += o.LaggingNewSessions
 	f.LongSessions += o.LongSessions
 	f.WrapCases += o.WrapCases
@@ -204,10 +207,10 @@ func (f Faults) String() string {
 		"%d pauses (%d thawed in time, %d expired), %d lost requests, %d lost replies, %d expiries, %d crashes, %d lags",
 		f.Partitions, f.PartitionsUnnoticed, f.PartitionsResumed, f.PartitionsExpired,
 		f.Pauses, f.PausesSurvived, f.PausesExpired, f.LostRequests, f.LostReplies, f.Expiries, f.Crashes, f.Lags) +
-		fmt.Sprintf(", %d partitions over a minute (%d survived), %d quorum losses (%d over a minute), "+
+		fmt.Sprintf(", %d partitions over a minute (%d survived), %d quorum losses (%d over a minute, %d with a lost reply), "+
 			"%d new sessions on a lagging follower, %d late watch events (%d after a later reply), "+
 			"%d sessions over a minute long, %d cases near a sequence wrap",
-			f.LongPartitions, f.LongPartitionsSurvived, f.QuorumLosses, f.QuorumLossesLong,
+			f.LongPartitions, f.LongPartitionsSurvived, f.QuorumLosses, f.QuorumLossesLong, f.QuorumLossesWithReply,
 			f.LaggingNewSessions, f.LateEvents, f.LateEventsAfterReply, f.LongSessions, f.WrapCases)
 }
 
