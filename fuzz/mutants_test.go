@@ -59,7 +59,9 @@ func builtins() map[string]fuzz.Target {
 // more than 2,000; those measured since the faults of minutes came, over
 // the 20 seeds of the package documentation's mutant tables
 // (check-then-create, the last three mutants' and
-// election-stale-observer's).
+// election-stale-observer's). reaper-gives-up's is the table's own 3,000:
+// since a lost reply may take the quorum down with it, seed 4 finds it
+// at case 2,529 (the median of seeds 1 to 18 is 239).
 var mutantBudgets = map[string]int{
 	"herd":                  30,
 	"wrong-watch":           20,
@@ -75,7 +77,7 @@ var mutantBudgets = map[string]int{
 	"closed-retry":          40,
 	"forget-guid":           700,
 	"listing-order":         60,
-	"reaper-gives-up":       2000,
+	"reaper-gives-up":       3000,
 	"unlock-trusts-no-node": 2000,
 	// The elections'.
 	"election-herd":                170,
@@ -134,17 +136,14 @@ func helperShrinkTime() time.Duration {
 
 // fastSeeds gives the fast tier's one seed for the mutants that seed 1
 // finds only after hundreds of cases, ten seconds and more under the race
-// detector: the seed of twenty that found each soonest when measured
-// (reaper-gives-up at case 25, unlock-trusts-no-node at 17, forget-guid
-// at 1, where seed 1 takes 329, 545 and 264). The fast tier shows that
-// each mutant is still found by its detector; the long tier holds seeds 1
-// to 5 to the budgets. Should the draws change, a seed here may find its
-// mutant later, or not within the budget, and fail: then measure the
-// seeds again.
+// detector: a seed of twenty that found each soonest when measured
+// (unlock-trusts-no-node at case 42, where seed 1 takes 545). The fast
+// tier shows that each mutant is still found by its detector; the long
+// tier holds seeds 1 to 5 to the budgets. Should the draws change, a seed
+// here may find its mutant later, or not within the budget, and fail: then
+// measure the seeds again.
 var fastSeeds = map[string]uint64{
-	"reaper-gives-up":       5,
-	"unlock-trusts-no-node": 11,
-	"forget-guid":           10,
+	"unlock-trusts-no-node": 5,
 }
 
 // TestMutantsFound runs the campaign Check runs against each mutant,
