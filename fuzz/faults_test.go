@@ -67,13 +67,12 @@ var faultCounts struct {
 	cases int64
 }
 
-// TestFaultsOfMinutesDrawn checks that a default campaign draws every
-// fault that outlasts a recipe's timers, or reaches it late, and that each
-// ends each way it can: quorum losses, some over a minute, some as a lost
-// reply leaves; partitions over
-// a minute, some survived; new sessions on a lagging follower; watch
-// events held back, some until a later reply; sessions over a minute; and
-// cases near a sequence wrap.
+// TestFaultsOfMinutesDrawn checks that a default campaign draws every fault
+// that outlasts a recipe's timers, or reaches it late, and that each ends
+// each way it can: quorum losses, some over a minute, some as a lost reply
+// leaves; partitions over a minute, some survived; new sessions on a
+// lagging follower; watch events held back, some until a later reply;
+// sessions over a minute; and cases near a sequence wrap.
 func TestFaultsOfMinutesDrawn(t *testing.T) {
 	f, cases := defaultFaultCounts(t)
 	for name, n := range map[string]int{

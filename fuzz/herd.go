@@ -93,7 +93,7 @@ func (d *herdDetector) releasing(session int64, step int) bool {
 	return false
 }
 
-// head returns the first node in the recipe's queue: of the nodes in its
+// head returns the first node in the recipe's queue: of the nodes under its
 // directory, the one a Mutex would put first (recipe.QueueOrder); "" if
 // none ends in a sequence number. The nodes are handed over sorted, not
 // in the map's order: the queue's order across the counter's wrap is not

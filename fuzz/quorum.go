@@ -13,9 +13,14 @@ import (
 // without the server (a background deletion that gives up) meets its
 // mistake here.
 
-// quorumPairs are the pairs of members an actQuorumLoss stops: the two
-// followers, or the leader and one follower.
+// quorumPairs are the pairs of members an actQuorumLoss, or a lost reply
+// (action.stopPair), stops: the two followers, or the leader and one
+// follower.
 var quorumPairs = [...][2]int{{1, 2}, {0, 1}, {0, 2}}
+
+// canStopQuorum reports whether the case can lose its quorum now: it runs
+// on an ensemble, and has not lost it already.
+func (h *harness) canStopQuorum() bool { return h.members > 2 && len(h.stopped) == 0 }
 
 // stopMajority stops the pair of members pair names.
 func (h *harness) stopMajority(pair int) {

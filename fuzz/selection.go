@@ -15,7 +15,8 @@ const (
 	// applies it, and the client reconnects.
 	LostRequest Fault = iota + 1
 	// LostReply: a client's next request is applied and its reply lost;
-	// the client may reconnect to a lagging follower.
+	// the client may reconnect to a lagging follower, and with
+	// QuorumLoss a majority may stop as the reply leaves.
 	LostReply
 	// Partition: a client is cut off from the server, and the cut heals,
 	// before or after the client notices, or its session expires.

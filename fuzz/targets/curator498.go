@@ -47,7 +47,9 @@ func curator498() KnownBug {
 		// The bug needs a create's reply lost and an outage long enough
 		// for Curator to give up its session while the server keeps it:
 		// lost replies and quorum losses are drawn alone, over schedules
-		// of 300 actions.
+		// of 300 actions, as CURATOR-696's are over 200: one case must
+		// hold the outage, the old session's expiry after it and the
+		// latch's leading through the old node meanwhile.
 		// The port's other bug, the one CURATOR-653's fix (9b3a1453,
 		// 5.4.0) ended, shows up here
 		// too: a stale create callback replaces the node of a latch that

@@ -270,7 +270,7 @@
 // [Mutant].Also. The counts below are cases to the first finding by the
 // mutant's own detector over 20 seeds, at most 3,000 each, as
 // `ZKFUZZ_TABLE_SEEDS=20 go test ./fuzz -run TestMutantTable -v` prints
-// them (remeasured 2026-12-02); the wall time is that of
+// them (remeasured 2026-12-04); the wall time is that of
 // `go run ./cmd/zkfuzz -recipe=NAME -seed=1` on 2 cores, which reports the
 // first finding whatever its detector and includes shrinking, capped at
 // 20s. `make bench` measures the counts over 5 seeds too, into
@@ -279,23 +279,23 @@
 // The lock mutants:
 //
 //	mutant                 what is wrong                                        detector          cases med/max  wall
-//	herd                   waiters watch the children list                      herd              3 / 10         6.4s
-//	wrong-watch            watches a wrong path                                 liveness          1 / 2          0.6s
-//	no-relist              takes the predecessor's deletion as the lock         mutual-exclusion  9 / 51         20.1s
+//	herd                   waiters watch the children list                      herd              2 / 6          2.3s
+//	wrong-watch            watches a wrong path                                 liveness          1 / 2          0.7s (found first by leak)
+//	no-relist              takes the predecessor's deletion as the lock         mutual-exclusion  7 / 44         19.7s
 //	whole-name-order       orders protected names by the whole name             mutual-exclusion  2 / 4          0.5s
-//	check-then-create      check-then-create of a plain node                    liveness          3.5 / 28       3.1s
-//	timed-wait             a timed wait reports "acquired" when it times out    mutual-exclusion  5.5 / 21       8.4s
-//	wrong-unlock           Unlock deletes the wrong node                        mutual-exclusion  43.5 / 125     18.9s
-//	plain-retry            retries a plain create after a lost reply            liveness          9.5 / 54       9.1s
-//	spin                   polls instead of watching                            polling           6.5 / 35       3.3s
-//	reenter-failed-unlock  a failed Unlock keeps the hold, Lock re-enters it    mutual-exclusion  15.5 / 49      20.1s
-//	sequence-wrap          reads the last ten characters past the int32 wrap    mutual-exclusion  8.5 / 25       0.7s
-//	closed-retry           retries a closed Conn as a lost connection           liveness          8.5 / 29       4.3s
-//	forget-guid            forgets a lost create's GUID after one listing       liveness          57 / 291       11.2s
-//	reaper-gives-up        the background deletion of a failed release or Lock  liveness          349 / 1394     21.2s
+//	check-then-create      check-then-create of a plain node                    liveness          3 / 29         3.5s
+//	timed-wait             a timed wait reports "acquired" when it times out    mutual-exclusion  2 / 14         9.5s
+//	wrong-unlock           Unlock deletes the wrong node                        mutual-exclusion  53.5 / 131     9.5s
+//	plain-retry            retries a plain create after a lost reply            liveness          17.5 / 47      4.5s
+//	spin                   polls instead of watching                            polling           4 / 16         1.8s
+//	reenter-failed-unlock  a failed Unlock keeps the hold, Lock re-enters it    mutual-exclusion  34.5 / 160     7.7s
+//	sequence-wrap          reads the last ten characters past the int32 wrap    mutual-exclusion  6 / 25         0.6s
+//	closed-retry           retries a closed Conn as a lost connection           liveness          10 / 31        12.7s
+//	forget-guid            forgets a lost create's GUID after one listing       liveness          205.5 / 620    20.1s
+//	reaper-gives-up        the background deletion of a failed release or Lock  liveness          274 / 2529     20.3s
 //	                       gives up after a minute
-//	unlock-trusts-no-node  an Unlock that finds no node calls it released       mutual-exclusion  408.5 / 1907   2.1s
-//	listing-order          takes the listing's order for the queue's            mutual-exclusion  3 / 8          11.3s
+//	unlock-trusts-no-node  an Unlock that finds no node calls it released       mutual-exclusion  498 / 844      1.9s
+//	listing-order          takes the listing's order for the queue's            mutual-exclusion  2 / 7          0.1s
 //
 // The last seven are recipe.Mutex's own old defects put back into the
 // queue lock the mutants share (reenter-failed-unlock to
@@ -310,22 +310,22 @@
 // documentation (a recipe of a user's own, measured as the mutants are):
 //
 //	mutant                        what is wrong                                       detector      cases med/max  wall
-//	election-herd                 candidates watch the directory's children           herd          8.5 / 51       17.6s
-//	election-exists               a candidate leads as soon as its node exists        model         3.5 / 12       1.5s
-//	election-split-brain          a leader never learns its session expired           state-report  70 / 140       4.2s (found first by model)
-//	election-leads-until-expired  a leader leads until it hears its session expired   state-report  122.5 / 546    4.7s
+//	election-herd                 candidates watch the directory's children           herd          17 / 71        15.5s
+//	election-exists               a candidate leads as soon as its node exists        model         2 / 12         22.4s
+//	election-split-brain          a leader never learns its session expired           state-report  36.5 / 201     6.0s
+//	election-leads-until-expired  a leader leads until it hears its session expired   state-report  74 / 414       6.2s
 //	                              (CURATOR-460)
-//	election-stale-observer       an observer stops watching after the first change   convergence   6 / 29         0.2s
-//	first-to-create               waits for a node it made itself                     liveness      7 / 36         —
+//	election-stale-observer       an observer stops watching after the first change   convergence   4 / 29         0.3s
+//	first-to-create               waits for a node it made itself                     liveness      7.5 / 36       —
 //
 // The read/write lock and semaphore mutants break the queue lock's
 // read/write variant and a semaphore without the acquirers' lock;
 // TestSoundQueueRWMutex holds the unbroken variant to the same campaign:
 //
 //	mutant                         what is wrong                                             detector  cases med/max  wall
-//	rw-reader-waits-all            a reader waits for the node just ahead even when a reader liveness  55.5 / 317     20.3s
-//	rw-writer-ignores-readers      a writer waits for writers only                           model     1 / 3          3.7s
-//	rw-readers-watch-first-writer  readers watch the first writer, not the nearest           herd      23.5 / 61      6.0s
-//	sem-count-then-create          counts the leases, then creates its own without counting  model     6.5 / 22       5.0s
-//	sem-watch-directory            waiters keep their nodes and watch the whole directory    herd      26 / 176       5.1s
+//	rw-reader-waits-all            a reader waits for the node just ahead even when a reader liveness  28 / 115       8.7s
+//	rw-writer-ignores-readers      a writer waits for writers only                           model     2 / 5          1.1s
+//	rw-readers-watch-first-writer  readers watch the first writer, not the nearest           herd      7.5 / 84       3.2s
+//	sem-count-then-create          counts the leases, then creates its own without counting  model     7 / 25         1.3s
+//	sem-watch-directory            waiters keep their nodes and watch the whole directory    herd      12 / 97        6.1s (found first by leak)
 package targets

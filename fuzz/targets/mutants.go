@@ -126,7 +126,12 @@ const (
 var errLost = recipe.ErrLockLost
 
 const (
-	mutantBackoff    = 10 * time.Millisecond
+	mutantBackoff = 10 * time.Millisecond
+	// reaperSkew is how much longer than the lock loop's backoff a mutant's
+	// background delete sleeps: the loop and the delete fail together at
+	// a reconnect round, and on one backoff their next calls would reach
+	// the Conn in the Go scheduler's order, and a seed would not replay.
+	reaperSkew       = time.Nanosecond
 	mutantTimedWait  = time.Second
 	mutantSpinPause  = 20 * time.Millisecond
 	mutantRetryLimit = 200

@@ -570,9 +570,7 @@ func (l *QueueLock) deleteInBackground(node string) {
 		if l.v == reaperGivesUp && time.Now().After(deadline) {
 			return
 		}
-		// A nanosecond past the lock loop's backoff: failed together at a
-		// reconnect round, their next calls would meet in any order.
-		time.Sleep(mutantBackoff + time.Nanosecond)
+		time.Sleep(mutantBackoff + reaperSkew)
 	}
 }
 
