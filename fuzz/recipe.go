@@ -63,7 +63,10 @@ type Recipe[C any] struct {
 	// (once everything has settled, on the harness's goroutine) whether
 	// its account of itself holds, and whether it waits as it should: it
 	// returns "" if so, and otherwise what is wrong. The harness reports
-	// it as a StateReport finding.
+	// it as a StateReport finding. A call may end while time passes (its
+	// deadline's timer fired) after a Check read the handle: what Check
+	// reads of what the calls write needs a lock, or the race detector
+	// reports it, as it sees no order in the bubble's virtual clock.
 	Check func(c C, v View) string
 	// Stalled, if set, is asked after every step of every client whose
 	// call waits on something of its own (a watch, a timer: View.Waiting)

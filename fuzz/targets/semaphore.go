@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/zksim/zksim/fuzz"
 
@@ -97,7 +98,7 @@ func Semaphore(newLeaser NewLeaser) fuzz.Target {
 			{Name: "Release", Enabled: (*semClient).holding, Releases: true, Call: (*semClient).release},
 		},
 		Stop: func(c *semClient, ctx context.Context, call *fuzz.Call) error {
-			if c.lease == nil {
+			if !c.holding() {
 				return nil
 			}
 			return c.release(ctx, call)
@@ -109,11 +110,17 @@ func Semaphore(newLeaser NewLeaser) fuzz.Target {
 
 // semClient is one process of the semaphore's Recipe.
 type semClient struct {
-	sem     Leaser
-	path    string
+	sem  Leaser
+	path string
+	down fuzz.StepDown
+
+	// mu guards lease and session, which the calls write and Check reads:
+	// a call may end while time passes (its deadline's timer), after a
+	// Check read them, and the race detector sees no order in the bubble's
+	// clock.
+	mu      sync.Mutex
 	lease   Lease // held, as the client's calls told it
 	session int64
-	down    fuzz.StepDown
 }
 
 // CloseClient passes the process's close of its client on to the
@@ -124,8 +131,15 @@ func (c *semClient) CloseClient() {
 	}
 }
 
-func (c *semClient) free() bool    { return c.lease == nil }
-func (c *semClient) holding() bool { return c.lease != nil }
+func (c *semClient) free() bool    { return !c.holding() }
+func (c *semClient) holding() bool { l, _ := c.held(); return l != nil }
+
+// held returns the lease the client holds, nil if none, and its session.
+func (c *semClient) held() (Lease, int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lease, c.session
+}
 
 func (c *semClient) input(op linearizability.SemaphoreOp, session int64, lease string) linearizability.SemaphoreInput {
 	return linearizability.SemaphoreInput{Op: op, Semaphore: c.path, Max: semaphoreMax, Session: session, Lease: lease}
@@ -161,17 +175,22 @@ func (c *semClient) acquire(ctx context.Context, call *fuzz.Call, try bool) erro
 		// acquirers queued for it: finding none free claims nothing.
 		return nil
 	}
-	c.lease, c.session = l, call.Session()
-	call.Record(c.input(linearizability.LeaseAcquire, c.session, l.Node()), linearizability.SemaphoreOutput{OK: true})
+	session := call.Session()
+	c.mu.Lock()
+	c.lease, c.session = l, session
+	c.mu.Unlock()
+	call.Record(c.input(linearizability.LeaseAcquire, session, l.Node()), linearizability.SemaphoreOutput{OK: true})
 	return nil
 }
 
 // release gives the lease back; it is over for the client whatever
 // Release returns.
 func (c *semClient) release(ctx context.Context, call *fuzz.Call) error {
-	l := c.lease
+	c.mu.Lock()
+	l, session := c.lease, c.session
 	c.lease = nil
-	in := c.input(linearizability.LeaseRelease, c.session, l.Node())
+	c.mu.Unlock()
+	in := c.input(linearizability.LeaseRelease, session, l.Node())
 	call.IfCrashed(func() { call.Record(in, linearizability.SemaphoreUnknown{}) })
 	var err error
 	if r, ok := l.(interface {
@@ -191,13 +210,14 @@ func (c *semClient) release(ctx context.Context, call *fuzz.Call) error {
 
 // check holds the lease to its session, and to its own lost-lease signal.
 func (c *semClient) check(v fuzz.View) string {
-	if c.lease == nil {
+	lease, session := c.held()
+	if lease == nil {
 		return ""
 	}
-	if l, ok := c.lease.(LossReporter); ok && c.lease.Held() && isClosed(l.Lost()) {
-		return fmt.Sprintf("its lease %s says it is held, and that it is lost (Lost is closed)", fuzz.StableName(c.lease.Node()))
+	if l, ok := lease.(LossReporter); ok && lease.Held() && isClosed(l.Lost()) {
+		return fmt.Sprintf("its lease %s says it is held, and that it is lost (Lost is closed)", fuzz.StableName(lease.Node()))
 	}
-	return c.down.Check(v, c.session, c.lease.Held(), fmt.Sprintf("its lease %s still says it is held", fuzz.StableName(c.lease.Node())))
+	return c.down.Check(v, session, lease.Held(), fmt.Sprintf("its lease %s still says it is held", fuzz.StableName(lease.Node())))
 }
 
 // semaphoreMutants are the broken semaphores: without the acquirers' lock,
