@@ -109,8 +109,10 @@ type electionClient struct {
 	token   int64
 	down    fuzz.StepDown
 
-	// The observer's stream: the last leader it heard of, the newest
-	// token it told of, and the first time it went back to an older one.
+	// mu guards leading and session, which Check reads too (see
+	// semClient.mu), and the observer's stream: the last leader it heard
+	// of, the newest token it told of, and the first time it went back to
+	// an older one.
 	mu       sync.Mutex
 	latest   recipe.Leader
 	heard    bool
@@ -158,8 +160,12 @@ func (c *electionClient) campaign(ctx context.Context, call *fuzz.Call) error {
 	})
 	err := c.elector.Campaign(ctx)
 	if err == nil {
-		c.leading, c.session, c.token = true, call.Session(), c.elector.Token()
-		call.Record(c.input(linearizability.Campaign, c.session, 0), linearizability.ElectionOutput{OK: true, Token: c.token})
+		session := call.Session()
+		c.mu.Lock()
+		c.leading, c.session = true, session
+		c.mu.Unlock()
+		c.token = c.elector.Token()
+		call.Record(c.input(linearizability.Campaign, session, 0), linearizability.ElectionOutput{OK: true, Token: c.token})
 	}
 	return err
 }
@@ -187,7 +193,9 @@ func (c *electionClient) stop(ctx context.Context, call *fuzz.Call) error {
 // resign resigns. Leadership is over for the client whatever Resign
 // returns; an error leaves open whether it ended now or earlier.
 func (c *electionClient) resign(ctx context.Context, call *fuzz.Call) error {
+	c.mu.Lock()
 	c.leading = false
+	c.mu.Unlock()
 	call.IfCrashed(func() { call.Record(c.input(linearizability.Resign, c.session, 0), linearizability.ElectionUnknown{}) })
 	var err error
 	if r, ok := c.elector.(ContextResigner); ok && hasDeadline(ctx) {
@@ -249,10 +257,13 @@ func (c *electionClient) check(v fuzz.View) string {
 		return fmt.Sprintf("its elector says it leads (token %d) though its connection has been down for %v, longer than its session timeout (%v): the server may have expired its session, and another may lead",
 			c.elector.Token(), v.Disconnected.Round(time.Millisecond), v.SessionTimeout)
 	}
-	if !c.leading {
+	c.mu.Lock()
+	leading, session := c.leading, c.session
+	c.mu.Unlock()
+	if !leading {
 		return ""
 	}
-	return c.down.Check(v, c.session, c.elector.IsLeader(), fmt.Sprintf("its elector still says it leads (token %d)", c.elector.Token()))
+	return c.down.Check(v, session, c.elector.IsLeader(), fmt.Sprintf("its elector still says it leads (token %d)", c.elector.Token()))
 }
 
 // settled holds the observer's stream to the server: the last leader it

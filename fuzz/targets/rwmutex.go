@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/zksim/zksim/fuzz"
@@ -98,6 +99,9 @@ type rwClient struct {
 	session int64
 	token   int64
 	down    fuzz.StepDown
+	// mu guards held and session, which Check reads too (see
+	// semClient.mu).
+	mu sync.Mutex
 }
 
 func (c *rwClient) free() bool    { return c.held == nil }
@@ -121,7 +125,10 @@ func (c *rwClient) lock(ctx context.Context, call *fuzz.Call, read bool) error {
 	if err := side.Lock(ctx); err != nil {
 		return err
 	}
-	c.held, c.read, c.session, c.token = side, read, call.Session(), 0
+	c.mu.Lock()
+	c.held, c.session = side, call.Session()
+	c.mu.Unlock()
+	c.read, c.token = read, 0
 	if f, ok := side.(fuzz.Fencer); ok {
 		c.token = f.Token()
 	}
@@ -152,7 +159,9 @@ func (c *rwClient) unlock(ctx context.Context, call *fuzz.Call) error {
 	if c.read {
 		release = linearizability.ReadRelease
 	}
+	c.mu.Lock()
 	c.held = nil
+	c.mu.Unlock()
 	call.IfCrashed(func() { call.Record(c.input(release, c.session, 0), linearizability.RWMutexUnknown{}) })
 	var err error
 	if u, ok := side.(fuzz.ContextUnlocker); ok && hasDeadline(ctx) {
@@ -170,10 +179,13 @@ func (c *rwClient) unlock(ctx context.Context, call *fuzz.Call) error {
 
 // check holds the side held to its session.
 func (c *rwClient) check(v fuzz.View) string {
-	if c.held == nil {
+	c.mu.Lock()
+	held, session := c.held, c.session
+	c.mu.Unlock()
+	if held == nil {
 		return ""
 	}
-	return c.down.Check(v, c.session, claimsHold(c.held), "its lock still says it holds its side")
+	return c.down.Check(v, session, claimsHold(held), "its lock still says it holds its side")
 }
 
 // stalled holds a waiting reader to its queue: it waits only for a writer
