@@ -282,12 +282,12 @@ func actionGen(n int, cfg config) *rapid.Generator[action] {
 			}
 			// Whether a majority of the ensemble stops with the reply,
 			// about a third of the time (rapid draws the negative half
-			// of the range as often as the rest): the leader commits the write and goes down
-			// with its quorum before the reply leaves, and the client
-			// learns nothing until the members are back (CURATOR-498's
-			// schedule). A lost reply and a quorum lost a step later are
-			// not the same: the client reconnects in between, and may
-			// learn of its write.
+			// of the range as often as the rest): the leader commits
+			// the write and goes down with its quorum before the reply
+			// leaves, and the client learns nothing until the members
+			// are back (CURATOR-498's schedule). A lost reply and a
+			// quorum lost a step later are not the same: the client
+			// reconnects in between, and may learn of its write.
 			if cfg.drawn(QuorumLoss) {
 				a.stopPair = rapid.IntRange(-len(quorumPairs)+1, len(quorumPairs)).Draw(t, "quorum stops with it")
 			}
