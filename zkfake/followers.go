@@ -302,6 +302,12 @@ func (s *Server) stopMembers(members []int) {
 		stopped[i] = true
 		s.log.add(Record{Kind: RecordFault, Op: "stopMember", Input: memberName(i)})
 	}
+	if len(stopped) == 0 {
+		// Every lost request's rule comes here (Conn.lose), most with no
+		// member to stop: nothing changed, and no connection need be
+		// looked at.
+		return
+	}
 	lost := hadQuorum && !s.quorum()
 	if lost {
 		for id := range s.expiry {
